@@ -1,0 +1,34 @@
+// Broadcast along a binomial tree rooted at `root`.
+//
+// Steps: in ranks relative to the root (v = (rank - root) mod p), rank v receives from
+// v - lowbit(v), then sends to v + m for every power of two m below lowbit(v), largest first.
+// Cost: ceil(log2 p) x (alpha + n beta).
+// Preconditions: none. Result: recvbuf on every rank.
+#include "coll/algorithms.h"
+
+namespace overpass {
+
+Status bcastBinomial(const CollArgs& args, Team& team) {
+  const int rank = team.rank(), size = team.size();
+  const int tag = static_cast<int>(args.coll);
+  if (size == 1 || args.bytes == 0) return Status::kOk;
+  const int v = (rank - args.root + size) % size;
+  int mask = 1;
+  while (mask < size) {
+    if (v & mask) {
+      const int parent = (v - mask + args.root) % size;
+      OVERPASS_CHECK(team.transport.recv(args.recvbuf, args.bytes, parent, tag));
+      break;
+    }
+    mask <<= 1;
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (v + mask < size) {
+      const int child = (v + mask + args.root) % size;
+      OVERPASS_CHECK(team.transport.send(args.recvbuf, args.bytes, child, tag));
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace overpass

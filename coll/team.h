@@ -1,0 +1,42 @@
+// Team: the ranks an algorithm runs among (a communicator, or later a sub-group of one), with
+// the transport that connects them and persistent scratch memory reused from call to call.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "ucx_transport/transport.h"
+
+namespace overpass {
+
+// Persistent scratch buffers, grown on demand and kept: per-call malloc/free of large buffers
+// costs page faults on every call.
+class Scratch {
+ public:
+  static constexpr int kSlots = 4;
+  void* get(int slot, std::size_t bytes) {
+    Buffer& b = buffers_[slot];
+    if (b.size < bytes) {
+      b.data.reset(new unsigned char[bytes]);
+      b.size = bytes;
+    }
+    return b.data.get();
+  }
+
+ private:
+  struct Buffer {
+    std::unique_ptr<unsigned char[]> data;
+    std::size_t size = 0;
+  };
+  Buffer buffers_[kSlots];
+};
+
+struct Team {
+  Transport& transport;
+  Scratch& scratch;
+  int rank() const { return transport.rank(); }
+  int size() const { return transport.size(); }
+};
+
+}  // namespace overpass

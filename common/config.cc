@@ -1,0 +1,170 @@
+#include "common/config.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+extern char** environ;
+
+namespace overpass {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// 1: true, 0: false, -1: not a boolean.
+int parseBoolText(std::string_view value) {
+  const std::string v = lower(trim(value));
+  if (v == "1" || v == "yes" || v == "true" || v == "on" || v == "y") return 1;
+  if (v == "0" || v == "no" || v == "false" || v == "off" || v == "n") return 0;
+  return -1;
+}
+
+bool parseDisable(std::string_view value, Config& config) {
+  const int b = parseBoolText(value);
+  config.disable = b == 1;
+  return b >= 0;
+}
+
+bool parseColls(std::string_view value, Config& config) {
+  std::string_view v = trim(value);
+  const bool exclude = !v.empty() && v.front() == '^';
+  if (exclude) v.remove_prefix(1);
+  std::bitset<kNumCollectives> listed;
+  while (!v.empty()) {
+    const std::size_t comma = v.find(',');
+    const std::string name = lower(trim(v.substr(0, comma)));
+    v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
+    if (name == "all") {
+      listed.set();
+    } else if (auto c = collectiveFromName(name)) {
+      listed.set(index(*c));
+    } else if (!(name == "none" && !exclude)) {
+      return false;
+    }
+  }
+  config.colls = exclude ? ~listed : listed;
+  return true;
+}
+
+bool parseLog(std::string_view value, Config& config) {
+  auto level = logLevelFromName(lower(trim(value)));
+  if (!level) return false;
+  config.logLevel = *level;
+  return true;
+}
+
+bool parseLogFile(std::string_view value, Config& config) {
+  config.logFile = std::string(trim(value));
+  return true;
+}
+
+bool parseStats(std::string_view value, Config& config) {
+  const std::string_view v = trim(value);
+  const int b = v.empty() ? 0 : parseBoolText(v);
+  config.statsMode = b == 0 ? StatsMode::kOff : b == 1 ? StatsMode::kTable : StatsMode::kJson;
+  config.statsPath = b < 0 ? std::string(v) : std::string();
+  return true;
+}
+
+constexpr std::array kVars = {
+    ConfigVar{"OVERPASS_DISABLE", "0", "0|1 (also yes|no, true|false, on|off)",
+              "Pass every call straight to the MPI library underneath (for A/B comparisons).",
+              true, parseDisable},
+    ConfigVar{"OVERPASS_COLLS", "all",
+              "all, none, or a comma-separated list of allreduce, bcast, scatter, gather, "
+              "alltoall, reduce, allgather, reduce_scatter_block, barrier; a leading ^ excludes "
+              "the listed ones",
+              "Collectives Overpass handles; the others go to the MPI library untouched.", true,
+              parseColls},
+    ConfigVar{"OVERPASS_LOG", "warn", "error|warn|info|debug|trace",
+              "Log level: info shows what was detected and chosen once per communicator, debug "
+              "every fallback and its reason, trace every call.",
+              false, parseLog},
+    ConfigVar{"OVERPASS_LOG_FILE", "", "a file path; %r is replaced by the world rank",
+              "Write log lines to this file instead of stderr.", false, parseLogFile},
+    ConfigVar{"OVERPASS_STATS", "0", "0, 1, or a file path",
+              "1: print a per-collective table (calls, bytes, time, algorithms, fallbacks) to "
+              "stderr on rank 0 at MPI_Finalize; a path: write the same as JSON to that file.",
+              true, parseStats},
+};
+
+}  // namespace
+
+std::span<const ConfigVar> configVars() { return kVars; }
+
+Environment processEnvironment() {
+  Environment env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    if (entry.rfind("OVERPASS_", 0) != 0) continue;
+    const std::size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace_back(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  return env;
+}
+
+std::size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+ParsedConfig parseConfig(const Environment& env) {
+  ParsedConfig parsed;
+  parsed.values.reserve(kVars.size());
+  for (const ConfigVar& var : kVars) {
+    const auto it = std::find_if(env.begin(), env.end(),
+                                 [&](const auto& kv) { return kv.first == var.name; });
+    const std::string value = it == env.end() ? std::string(var.defaultValue) : it->second;
+    if (!var.parse(value, parsed.config)) {
+      parsed.errors.push_back("invalid value '" + value + "' for " + std::string(var.name) +
+                              "; accepted: " + std::string(var.accepted));
+      var.parse(var.defaultValue, parsed.config);
+    }
+    parsed.values.push_back(value);
+  }
+  for (const auto& [name, value] : env) {
+    if (name.rfind("OVERPASS_", 0) != 0) continue;
+    if (std::any_of(kVars.begin(), kVars.end(), [&](const ConfigVar& v) { return v.name == name; }))
+      continue;
+    const ConfigVar* nearest = &kVars[0];
+    for (const ConfigVar& var : kVars)
+      if (editDistance(name, var.name) < editDistance(name, nearest->name)) nearest = &var;
+    parsed.warnings.push_back("unknown variable " + name + " (did you mean " +
+                              std::string(nearest->name) + "?)");
+  }
+  return parsed;
+}
+
+std::vector<std::uint64_t> agreementHashes(const ParsedConfig& parsed) {
+  std::vector<std::uint64_t> hashes(kVars.size(), 0);
+  for (std::size_t i = 0; i < kVars.size(); ++i) {
+    if (!kVars[i].agreed) continue;
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char c : parsed.values[i]) h = (h ^ c) * 1099511628211ull;
+    hashes[i] = h;
+  }
+  return hashes;
+}
+
+}  // namespace overpass

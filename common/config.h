@@ -1,0 +1,63 @@
+// The one table of OVERPASS_* variables: name, default, accepted values, help, and whether every
+// rank must agree on it. Parsed once, strictly: a malformed value is an error naming the variable,
+// the value and what is accepted; an unknown OVERPASS_* name is a warning with the nearest name.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/collective.h"
+#include "common/log.h"
+
+namespace overpass {
+
+enum class StatsMode { kOff, kTable, kJson };
+
+struct Config {
+  bool disable = false;
+  std::bitset<kNumCollectives> colls;  // collectives Overpass handles
+  LogLevel logLevel = LogLevel::kWarn;
+  std::string logFile;
+  StatsMode statsMode = StatsMode::kOff;
+  std::string statsPath;  // for kJson
+
+  bool handles(Collective c) const { return colls.test(index(c)); }
+};
+
+struct ConfigVar {
+  std::string_view name;
+  std::string_view defaultValue;
+  std::string_view accepted;  // what values are accepted, for help and error messages
+  std::string_view help;
+  bool agreed;  // changes which path a collective takes, so every rank must have the same value
+  bool (*parse)(std::string_view value, Config& config);  // false: malformed
+};
+
+std::span<const ConfigVar> configVars();
+
+// name=value pairs as found in the environment (only OVERPASS_* matter).
+using Environment = std::vector<std::pair<std::string, std::string>>;
+Environment processEnvironment();
+
+struct ParsedConfig {
+  Config config;
+  std::vector<std::string> values;    // effective text value per variable (default if unset)
+  std::vector<std::string> errors;    // malformed values: the job must stop
+  std::vector<std::string> warnings;  // unknown OVERPASS_* names
+};
+
+ParsedConfig parseConfig(const Environment& env);
+
+// One hash per variable of configVars() (0 for variables that need no agreement), for comparing
+// the effective configuration across ranks.
+std::vector<std::uint64_t> agreementHashes(const ParsedConfig& parsed);
+
+// Levenshtein distance, for "did you mean" suggestions.
+std::size_t editDistance(std::string_view a, std::string_view b);
+
+}  // namespace overpass

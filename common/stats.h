@@ -1,0 +1,52 @@
+// Per-process statistics of the intercepted collectives (OVERPASS_STATS): lock-free counters
+// updated on the call path, flattened into a vector for a cross-rank reduction at finalize, and
+// formatted as a table or as the JSON contract documented in docs/STATS.md.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/collective.h"
+#include "common/fallback.h"
+
+namespace overpass {
+
+inline constexpr std::size_t kMaxAlgorithms = 64;  // ids of the algorithm registry
+
+class Stats {
+ public:
+  // One call of `coll` moving `bytes`, served by algorithm `algorithm` (a registry id; a fallback
+  // passes the id of the collective's "pmpi" entry and its reason).
+  void record(Collective coll, std::uint64_t bytes, std::size_t algorithm, std::uint64_t ns);
+  void recordFallback(Collective coll, FallbackReason reason);
+
+  // Counters in a fixed order, to be summed over ranks; and per-collective times in ns.
+  std::vector<std::uint64_t> counters() const;
+  std::vector<double> times() const;
+
+ private:
+  struct PerCollective {
+    std::atomic<std::uint64_t> calls{0}, bytes{0}, ns{0};
+    std::array<std::atomic<std::uint64_t>, kMaxAlgorithms> algorithms{};
+    std::array<std::atomic<std::uint64_t>, kNumFallbackReasons> fallbacks{};
+  };
+  std::array<PerCollective, kNumCollectives> colls_;
+};
+
+// Totals over the ranks of the job, as reduced by the shim.
+struct StatsReport {
+  int ranks = 1;
+  std::vector<std::uint64_t> counters;  // summed: Stats::counters() layout
+  std::vector<double> timeSum, timeMin, timeMax;  // per collective, ns
+  std::span<const std::string_view> algorithmNames;  // registry id -> name
+};
+
+std::string formatStatsTable(const StatsReport& report);
+std::string formatStatsJson(const StatsReport& report);
+
+}  // namespace overpass

@@ -1,0 +1,34 @@
+// Status codes returned by every layer below the shim. The shim turns a failure into an MPI error
+// code raised through the communicator's error handler; the first function that detects an error
+// logs it.
+#pragma once
+
+namespace overpass {
+
+enum class Status : int {
+  kOk = 0,
+  kInvalidArgument,
+  kNoMemory,
+  kTransportError,
+  kTimeout,
+  kInternal,
+};
+
+constexpr const char* statusName(Status s) {
+  switch (s) {
+    case Status::kOk: return "ok";
+    case Status::kInvalidArgument: return "invalid argument";
+    case Status::kNoMemory: return "out of memory";
+    case Status::kTransportError: return "transport error";
+    case Status::kTimeout: return "timeout";
+    case Status::kInternal: return "internal error";
+  }
+  return "unknown";
+}
+
+#define OVERPASS_CHECK(expr)                                   \
+  do {                                                         \
+    if (::overpass::Status s_ = (expr); s_ != Status::kOk) return s_; \
+  } while (0)
+
+}  // namespace overpass

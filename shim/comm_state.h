@@ -1,0 +1,35 @@
+// Per-communicator state: a private duplicate for Overpass's own traffic, the transport over it,
+// and persistent scratch memory. Created on first use among the communicator's ranks, cached on
+// an MPI attribute, released by the attribute's delete callback, or at finalize for communicators
+// still alive then.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "coll/team.h"
+#include "shim/pmpi_transport.h"
+
+namespace overpass::shim {
+
+struct CommState {
+  bool inter = false;     // intercommunicator: never handled, no resources
+  bool released = false;  // MPI resources freed at finalize; the object lives on until deleted
+  MPI_Comm dup = MPI_COMM_NULL;
+  std::unique_ptr<PmpiTransport> transport;
+  Scratch scratch;  // for the algorithms
+  Scratch staging;  // for the shim: packing of non-contiguous data, in-place copies
+
+  Team team() { return Team{*transport, scratch}; }
+};
+
+// The state of `comm`, created if needed (a collective call on `comm`: every rank of `comm` must
+// reach it at the same call). Returns nullptr and sets *error if creation failed.
+CommState* commState(MPI_Comm comm, int* error);
+
+// Creates the attribute keyval; at finalize, frees the MPI resources of every live state.
+int initCommStates();
+void releaseCommStates();
+
+}  // namespace overpass::shim

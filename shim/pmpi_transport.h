@@ -1,0 +1,42 @@
+// Transport over the MPI library's point-to-point calls (PMPI) on a communicator the shim
+// duplicated for itself, so Overpass's messages never match the application's.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "common/bootstrap.h"
+#include "ucx_transport/transport.h"
+
+namespace overpass::shim {
+
+class PmpiTransport final : public Transport {
+ public:
+  explicit PmpiTransport(MPI_Comm comm);
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Status exchange(std::span<const P2POp> ops, int tag) override;
+  // The MPI error code of the last failure, to raise through the application's error handler.
+  int lastError() const { return lastError_; }
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  int lastError_ = MPI_SUCCESS;
+  std::vector<MPI_Request> requests_;
+};
+
+class PmpiBootstrap final : public Bootstrap {
+ public:
+  explicit PmpiBootstrap(MPI_Comm comm);
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Status allgather(const void* in, void* out, std::size_t bytes) override;
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace overpass::shim

@@ -1,0 +1,174 @@
+#include "shim/runtime.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "coll/registry.h"
+#include "common/log.h"
+#include "shim/comm_state.h"
+#include "shim/pmpi_transport.h"
+#include "shim/type_map.h"
+
+namespace overpass::shim {
+
+thread_local bool ReentryGuard::active_ = false;
+
+Runtime& runtime() {
+  static Runtime* rt = new Runtime();  // never destroyed: callbacks may run during exit
+  return *rt;
+}
+
+namespace {
+
+// Overpass is built against Open MPI 4.x; under any other MPI library (an application linked
+// with MPICH, say) its PMPI_* references bind to that library, so pure pass-through still works.
+__attribute__((constructor)) void checkMpiLibrary() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int len = 0;
+  PMPI_Get_library_version(version, &len);
+  if (std::strncmp(version, "Open MPI v4.", 12) == 0) return;
+  runtime().phase = Phase::kForeignMpi;
+  const char* newline = std::strchr(version, '\n');
+  std::fprintf(stderr,
+               "overpass: liboverpass.so was built for Open MPI 4.x, but this process uses "
+               "'%.*s'; Overpass passes every call through untouched\n",
+               newline ? static_cast<int>(newline - version) : len, version);
+}
+
+[[noreturn]] void stopJob() {
+  PMPI_Finalize();
+  std::exit(1);
+}
+
+// Every rank contributes {has errors, has warnings, hash of each variable}; the job stops if a
+// rank's configuration is malformed or the ranks disagree on a variable that changes paths.
+void agreeOnConfiguration(const ParsedConfig& parsed, Bootstrap& bootstrap) {
+  const std::vector<std::uint64_t> hashes = agreementHashes(parsed);
+  const std::size_t width = 2 + hashes.size();
+  std::vector<std::uint64_t> mine(width), all(width * bootstrap.size());
+  mine[0] = !parsed.errors.empty();
+  mine[1] = !parsed.warnings.empty();
+  std::copy(hashes.begin(), hashes.end(), mine.begin() + 2);
+  if (bootstrap.allgather(mine.data(), all.data(), width * sizeof(std::uint64_t)) != Status::kOk) {
+    OVERPASS_ERROR("cannot compare the configuration across ranks; stopping");
+    stopJob();
+  }
+  const int me = bootstrap.rank();
+  auto firstRankWith = [&](std::size_t field) {
+    for (int r = 0; r < bootstrap.size(); ++r)
+      if (all[r * width + field]) return r;
+    return -1;
+  };
+  if (const int r = firstRankWith(1); r == me)
+    for (const std::string& w : parsed.warnings) OVERPASS_WARN("%s", w.c_str());
+  if (const int r = firstRankWith(0); r >= 0) {
+    if (r == me) {
+      for (const std::string& e : parsed.errors) OVERPASS_ERROR("%s", e.c_str());
+      OVERPASS_ERROR("stopping the job: fix the value%s above", parsed.errors.size() > 1 ? "s" : "");
+    }
+    stopJob();
+  }
+  const auto vars = configVars();
+  for (std::size_t i = 0; i < hashes.size(); ++i) {
+    for (int r = 1; r < bootstrap.size(); ++r) {
+      if (all[r * width + 2 + i] == all[2 + i]) continue;
+      if (me == 0)
+        OVERPASS_ERROR(
+            "%s differs between ranks (rank 0 has '%s', rank %d another value): every rank must "
+            "see the same value, or ranks would take different paths; stopping the job",
+            vars[i].name.data(), parsed.values[i].c_str(), r);
+      stopJob();
+    }
+  }
+}
+
+void reportStatistics(Runtime& rt) {
+  std::vector<std::uint64_t> counters = rt.stats.counters(), counterSums(counters.size());
+  std::vector<double> times = rt.stats.times(), sums(times.size()), mins(times.size()),
+                      maxs(times.size());
+  const int n = static_cast<int>(times.size());
+  PMPI_Reduce(counters.data(), counterSums.data(), static_cast<int>(counters.size()),
+              MPI_UINT64_T, MPI_SUM, 0, rt.world);
+  PMPI_Reduce(times.data(), sums.data(), n, MPI_DOUBLE, MPI_SUM, 0, rt.world);
+  PMPI_Reduce(times.data(), mins.data(), n, MPI_DOUBLE, MPI_MIN, 0, rt.world);
+  PMPI_Reduce(times.data(), maxs.data(), n, MPI_DOUBLE, MPI_MAX, 0, rt.world);
+  if (rt.worldRank != 0) return;
+  const StatsReport report{rt.worldSize, counterSums, sums, mins, maxs, algorithmNames()};
+  if (rt.config.statsMode == StatsMode::kTable) {
+    const std::string table = formatStatsTable(report);
+    std::fputs(table.c_str(), stderr);
+    return;
+  }
+  FILE* f = std::fopen(rt.config.statsPath.c_str(), "w");
+  if (!f) {
+    OVERPASS_ERROR("cannot write OVERPASS_STATS file '%s': %s", rt.config.statsPath.c_str(),
+                   std::strerror(errno));
+    return;
+  }
+  const std::string json = formatStatsJson(report);
+  std::fputs(json.c_str(), f);
+  std::fclose(f);
+}
+
+// Delete callback of the attribute on MPI_COMM_SELF: the start of MPI_Finalize, while every
+// collective still works.
+int finalizeRuntime(MPI_Comm, int, void*, void*) {
+  Runtime& rt = runtime();
+  ReentryGuard guard;
+  if (rt.config.statsMode != StatsMode::kOff) reportStatistics(rt);
+  releaseCommStates();
+  PMPI_Comm_free(&rt.world);
+  rt.phase = Phase::kFinalized;
+  OVERPASS_DEBUG("finalized");
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+void initializeRuntime(int providedThreadLevel) {
+  Runtime& rt = runtime();
+  if (rt.phase != Phase::kBeforeInit) return;
+  ReentryGuard guard;
+  rt.threadLevel = providedThreadLevel;
+  ParsedConfig parsed = parseConfig(processEnvironment());
+  PMPI_Comm_dup(MPI_COMM_WORLD, &rt.world);
+  PMPI_Comm_set_name(rt.world, "overpass_world");
+  PMPI_Comm_rank(rt.world, &rt.worldRank);
+  PMPI_Comm_size(rt.world, &rt.worldSize);
+  logConfigure(parsed.config.logLevel, parsed.config.logFile, rt.worldRank);
+  PmpiBootstrap bootstrap(rt.world);
+  agreeOnConfiguration(parsed, bootstrap);
+  rt.config = parsed.config;
+
+  initTypeMap();
+  if (initCommStates() != MPI_SUCCESS ||
+      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalizeRuntime, &rt.selfKeyval, nullptr) !=
+          MPI_SUCCESS ||
+      PMPI_Comm_set_attr(MPI_COMM_SELF, rt.selfKeyval, nullptr) != MPI_SUCCESS) {
+    OVERPASS_ERROR("cannot create MPI attributes; Overpass passes every call through");
+    rt.phase = Phase::kDisabled;
+    return;
+  }
+  rt.phase = rt.config.disable ? Phase::kDisabled : Phase::kActive;
+  OVERPASS_INFO("initialised: %d ranks, thread level %d, %s", rt.worldSize, providedThreadLevel,
+                rt.config.disable ? "disabled (pass-through)" : "active");
+}
+
+std::optional<FallbackReason> globalFallback(Collective coll) {
+  const Runtime& rt = runtime();
+  switch (rt.phase.load(std::memory_order_acquire)) {
+    case Phase::kActive:
+      break;
+    case Phase::kDisabled:
+      return FallbackReason::kDisabled;
+    default:
+      return FallbackReason::kNotInitialized;
+  }
+  if (ReentryGuard::active()) return FallbackReason::kReentry;
+  if (!rt.config.handles(coll)) return FallbackReason::kExcluded;
+  return std::nullopt;
+}
+
+}  // namespace overpass::shim

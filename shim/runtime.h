@@ -1,0 +1,58 @@
+// The process-wide state of the shim: configuration, statistics, the private world communicator,
+// and the life cycle (initialisation in the init wrappers, teardown at the start of MPI_Finalize
+// through an attribute on MPI_COMM_SELF).
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <optional>
+
+#include "common/collective.h"
+#include "common/config.h"
+#include "common/fallback.h"
+#include "common/stats.h"
+
+namespace overpass::shim {
+
+enum class Phase : int {
+  kBeforeInit,  // MPI not initialised through Overpass (yet)
+  kForeignMpi,  // not the MPI library Overpass was built for: pure pass-through, no MPI calls
+  kDisabled,    // OVERPASS_DISABLE
+  kActive,
+  kFinalized,
+};
+
+struct Runtime {
+  std::atomic<Phase> phase{Phase::kBeforeInit};
+  Config config;
+  Stats stats;
+  MPI_Comm world = MPI_COMM_NULL;  // private duplicate of MPI_COMM_WORLD
+  int worldRank = 0, worldSize = 1;
+  int threadLevel = MPI_THREAD_SINGLE;
+  int commKeyval = MPI_KEYVAL_INVALID;
+  int selfKeyval = MPI_KEYVAL_INVALID;
+};
+
+Runtime& runtime();
+
+// Called by every init wrapper, C and Fortran, after PMPI_Init/PMPI_Init_thread succeeded.
+void initializeRuntime(int providedThreadLevel);
+
+// The reasons that send every call of a collective to the MPI library, whatever its arguments.
+std::optional<FallbackReason> globalFallback(Collective coll);
+
+// Marks the calling thread as inside Overpass, so calls it makes are not intercepted again.
+class ReentryGuard {
+ public:
+  ReentryGuard() { active_ = true; }
+  ~ReentryGuard() { active_ = false; }
+  ReentryGuard(const ReentryGuard&) = delete;
+  ReentryGuard& operator=(const ReentryGuard&) = delete;
+  static bool active() { return active_; }
+
+ private:
+  static thread_local bool active_;
+};
+
+}  // namespace overpass::shim

@@ -1,0 +1,75 @@
+#include "shim/staged_buffer.h"
+
+#include <algorithm>
+
+#include "shim/type_map.h"
+
+namespace overpass::shim {
+namespace {
+
+// Elements per PMPI_Pack call, so that positions stay within int.
+int chunkElements(int size) { return std::max(1, (1 << 30) / std::max(size, 1)); }
+
+}  // namespace
+
+std::size_t packedBytes(int count, MPI_Datatype type) {
+  int size = 0;
+  PMPI_Type_size(type, &size);
+  return static_cast<std::size_t>(count) * static_cast<std::size_t>(size);
+}
+
+int StagedBuffer::init(const void* buf, int count, MPI_Datatype type, Scratch& staging,
+                       int slot) {
+  buf_ = const_cast<void*>(buf);
+  count_ = count;
+  type_ = type;
+  int size = 0;
+  MPI_Aint lb = 0, trueLb = 0, trueExtent = 0;
+  if (int rc = PMPI_Type_size(type, &size); rc != MPI_SUCCESS) return rc;
+  bytes_ = static_cast<std::size_t>(count) * static_cast<std::size_t>(size);
+  auto known = reductionType(type);
+  if (known && dataTypeCategory(*known) != TypeCategory::kPair) {
+    staged_ = false;  // a dense predefined type
+    extent_ = size;
+  } else {
+    PMPI_Type_get_extent(type, &lb, &extent_);
+    PMPI_Type_get_true_extent(type, &trueLb, &trueExtent);
+    staged_ = !(lb == 0 && trueLb == 0 && extent_ == size && trueExtent == size) && count > 0;
+  }
+  data_ = staged_ ? staging.get(slot, bytes_) : buf_;
+  return MPI_SUCCESS;
+}
+
+int StagedBuffer::pack() const {
+  if (!staged_) return MPI_SUCCESS;
+  int size = 0;
+  PMPI_Type_size(type_, &size);
+  const int step = chunkElements(size);
+  for (int first = 0; first < count_; first += step) {
+    const int n = std::min(step, count_ - first);
+    int position = 0;
+    const int rc = PMPI_Pack(static_cast<char*>(buf_) + first * extent_, n, type_,
+                             static_cast<char*>(data_) + static_cast<std::size_t>(first) * size,
+                             n * size, &position, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+int StagedBuffer::unpack() const {
+  if (!staged_) return MPI_SUCCESS;
+  int size = 0;
+  PMPI_Type_size(type_, &size);
+  const int step = chunkElements(size);
+  for (int first = 0; first < count_; first += step) {
+    const int n = std::min(step, count_ - first);
+    int position = 0;
+    const int rc = PMPI_Unpack(static_cast<char*>(data_) + static_cast<std::size_t>(first) * size,
+                               n * size, &position, static_cast<char*>(buf_) + first * extent_, n,
+                               type_, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace overpass::shim

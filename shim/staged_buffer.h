@@ -1,0 +1,38 @@
+// A contiguous view of `count` elements of an MPI datatype: the application's buffer itself when
+// the type is dense (no holes, starts at the buffer), otherwise a staging copy packed and unpacked
+// with PMPI_Pack/PMPI_Unpack. Ranks may pass different datatypes with the same type signature; each
+// rank stages locally, so the path all ranks take stays the same (DESIGN.md rule 2).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+
+#include "coll/team.h"
+
+namespace overpass::shim {
+
+// Bytes of `count` elements of `type` as a contiguous stream (count x MPI_Type_size).
+std::size_t packedBytes(int count, MPI_Datatype type);
+
+class StagedBuffer {
+ public:
+  // Returns an MPI error code.
+  int init(const void* buf, int count, MPI_Datatype type, Scratch& staging, int slot);
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+  bool staged() const { return staged_; }
+  int pack() const;    // application buffer -> staging copy (no-op when not staged)
+  int unpack() const;  // staging copy -> application buffer (no-op when not staged)
+
+ private:
+  void* buf_ = nullptr;
+  int count_ = 0;
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  MPI_Aint extent_ = 0;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  bool staged_ = false;
+};
+
+}  // namespace overpass::shim

@@ -1,0 +1,302 @@
+// Every registered algorithm against a serial reference, on teams of threads over the loopback
+// transport: team sizes 1-9, 13 and 16; counts 0, 1, p-1, p+1, odd and larger; every root;
+// in-place and out-of-place.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "coll/registry.h"
+#include "loopback_team.h"
+
+namespace overpass {
+namespace {
+
+using test::runTeam;
+
+const std::vector<int> kSizes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16};
+
+std::vector<std::size_t> countsFor(int p) {
+  return {0, 1, static_cast<std::size_t>(p - 1), static_cast<std::size_t>(p + 1), 7, 1001};
+}
+
+std::vector<const Algorithm*> algorithmsOf(Collective coll) {
+  std::vector<const Algorithm*> out;
+  for (const Algorithm& a : algorithms())
+    if (a.coll == coll && !a.isPmpi()) out.push_back(&a);
+  return out;
+}
+
+// Deterministic data of rank r: `n` int32 values.
+std::vector<std::int32_t> data(int r, std::size_t n, int salt = 0) {
+  std::mt19937 gen(static_cast<unsigned>(r * 7919 + n * 31 + salt));
+  std::uniform_int_distribution<std::int32_t> dist(-1000000, 1000000);
+  std::vector<std::int32_t> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+std::vector<std::int32_t> sumOver(int p, std::size_t n) {
+  std::vector<std::int32_t> s(n, 0);
+  for (int r = 0; r < p; ++r) {
+    auto d = data(r, n);
+    for (std::size_t i = 0; i < n; ++i) s[i] += d[i];
+  }
+  return s;
+}
+
+CollArgs reductionArgs(Collective coll, std::size_t count) {
+  CollArgs a;
+  a.coll = coll;
+  a.count = count;
+  a.bytes = count * sizeof(std::int32_t);
+  a.type = DataType::kInt32;
+  a.op = ReduceOp::kSum;
+  return a;
+}
+
+class AlgorithmTest : public ::testing::TestWithParam<const Algorithm*> {};
+
+std::string nameOf(const ::testing::TestParamInfo<const Algorithm*>& info) {
+  return std::string(collectiveName(info.param->coll)) + "_" + std::string(info.param->name);
+}
+
+#define OVERPASS_ALGORITHM_SUITE(Suite, coll)                                   \
+  class Suite : public AlgorithmTest {};                                         \
+  INSTANTIATE_TEST_SUITE_P(Registered, Suite, ::testing::ValuesIn(algorithmsOf(coll)), nameOf)
+
+OVERPASS_ALGORITHM_SUITE(Allreduce, Collective::kAllreduce);
+TEST_P(Allreduce, MatchesSerialSumInAndOutOfPlace) {
+  for (int p : kSizes)
+    for (std::size_t n : countsFor(p))
+      for (bool inPlace : {false, true}) {
+        const auto expected = sumOver(p, n);
+        runTeam(p, [&](Team& team) {
+          auto in = data(team.rank(), n);
+          std::vector<std::int32_t> out(n, -7);
+          if (inPlace) out = in;
+          CollArgs a = reductionArgs(Collective::kAllreduce, n);
+          a.sendbuf = inPlace ? out.data() : in.data();
+          a.recvbuf = out.data();
+          ASSERT_EQ(GetParam()->run(a, team), Status::kOk);
+          EXPECT_EQ(out, expected) << "p=" << p << " n=" << n << " rank " << team.rank();
+        });
+      }
+}
+
+TEST_P(Allreduce, FloatResultsAreBitwiseIdenticalOnEveryRank) {
+  for (int p : {3, 5, 6, 7, 13}) {
+    const std::size_t n = 257;
+    std::vector<std::vector<double>> results(p);
+    runTeam(p, [&](Team& team) {
+      std::mt19937_64 gen(team.rank() + 1);
+      std::uniform_real_distribution<double> dist(-1, 1);
+      std::vector<double> in(n), out(n);
+      for (auto& x : in) x = dist(gen) * 1e3;
+      CollArgs a;
+      a.coll = Collective::kAllreduce;
+      a.count = n;
+      a.bytes = n * sizeof(double);
+      a.type = DataType::kDouble;
+      a.op = ReduceOp::kSum;
+      a.sendbuf = in.data();
+      a.recvbuf = out.data();
+      ASSERT_EQ(GetParam()->run(a, team), Status::kOk);
+      results[team.rank()] = out;
+    });
+    for (int r = 1; r < p; ++r)
+      EXPECT_EQ(std::memcmp(results[r].data(), results[0].data(), n * sizeof(double)), 0)
+          << "p=" << p << " rank " << r;
+  }
+}
+
+OVERPASS_ALGORITHM_SUITE(Reduce, Collective::kReduce);
+TEST_P(Reduce, MatchesSerialSumAtEveryRoot) {
+  for (int p : kSizes)
+    for (std::size_t n : countsFor(p))
+      for (int root = 0; root < p; ++root) {
+        const auto expected = sumOver(p, n);
+        runTeam(p, [&](Team& team) {
+          auto in = data(team.rank(), n);
+          std::vector<std::int32_t> out(n, -7);
+          const bool isRoot = team.rank() == root;
+          const bool inPlace = isRoot && root % 2 == 1;
+          if (inPlace) out = in;
+          CollArgs a = reductionArgs(Collective::kReduce, n);
+          a.root = root;
+          a.sendbuf = inPlace ? out.data() : in.data();
+          a.recvbuf = isRoot ? out.data() : nullptr;
+          ASSERT_EQ(GetParam()->run(a, team), Status::kOk);
+          if (isRoot) {
+            EXPECT_EQ(out, expected) << "p=" << p << " n=" << n << " root " << root;
+          }
+        });
+      }
+}
+
+OVERPASS_ALGORITHM_SUITE(ReduceScatterBlock, Collective::kReduceScatterBlock);
+TEST_P(ReduceScatterBlock, EachRankGetsItsReducedBlock) {
+  for (int p : kSizes)
+    for (std::size_t n : countsFor(p)) {
+      const auto expected = sumOver(p, n * p);
+      runTeam(p, [&](Team& team) {
+        auto in = data(team.rank(), n * p);
+        std::vector<std::int32_t> out(n, -7);
+        CollArgs a = reductionArgs(Collective::kReduceScatterBlock, n);
+        a.sendbuf = in.data();
+        a.recvbuf = out.data();
+        ASSERT_EQ(GetParam()->run(a, team), Status::kOk);
+        const std::vector<std::int32_t> mine(expected.begin() + team.rank() * n,
+                                             expected.begin() + (team.rank() + 1) * n);
+        EXPECT_EQ(out, mine) << "p=" << p << " n=" << n << " rank " << team.rank();
+      });
+    }
+}
+
+OVERPASS_ALGORITHM_SUITE(Bcast, Collective::kBcast);
+TEST_P(Bcast, EveryRankGetsTheRootsData) {
+  for (int p : kSizes)
+    for (std::size_t n : countsFor(p))
+      for (int root = 0; root < p; ++root) {
+        const auto expected = data(root, n);
+        runTeam(p, [&](Team& team) {
+          std::vector<std::int32_t> buf =
+              team.rank() == root ? data(root, n) : std::vector<std::int32_t>(n, -7);
+          CollArgs a;
+          a.coll = Collective::kBcast;
+          a.recvbuf = buf.data();
+          a.bytes = n * sizeof(std::int32_t);
+          a.root = root;
+          ASSERT_EQ(GetParam()->run(a, team), Status::kOk);
+          EXPECT_EQ(buf, expected) << "p=" << p << " n=" << n << " root " << root;
+        });
+      }
+}
+
+OVERPASS_ALGORITHM_SUITE(Gather, Collective::kGather);
+TEST_P(Gather, RootGetsEveryBlockInRankOrder) {
+  for (int p : kSizes)
+    for (std::size_t n : countsFor(p))
+      for (int root = 0; root < p; ++root) {
+        std::vector<std::int32_t> expected;
+        for (int r = 0; r < p; ++r) {
+          auto d = data(r, n);
+          expected.insert(expected.end(), d.begin(), d.end());
+        }
+        runTeam(p, [&](Team& team) {
+          auto in = data(team.rank(), n);
+          const bool isRoot = team.rank() == root;
+          const bool inPlace = isRoot && root % 2 == 1;
+          std::vector<std::int32_t> out(isRoot ? n * p : 0, -7);
+          if (inPlace) std::copy(in.begin(), in.end(), out.begin() + root * n);
+          CollArgs a;
+          a.coll = Collective::kGather;
+          a.root = root;
+          a.bytes = n * sizeof(std::int32_t);
+          a.sendbuf = inPlace ? out.data() + root * n : in.data();
+          a.recvbuf = isRoot ? out.data() : nullptr;
+          ASSERT_EQ(GetParam()->run(a, team), Status::kOk);
+          if (isRoot) {
+            EXPECT_EQ(out, expected) << "p=" << p << " n=" << n << " root " << root;
+          }
+        });
+      }
+}
+
+OVERPASS_ALGORITHM_SUITE(Scatter, Collective::kScatter);
+TEST_P(Scatter, EachRankGetsItsBlock) {
+  for (int p : kSizes)
+    for (std::size_t n : countsFor(p))
+      for (int root = 0; root < p; ++root) {
+        const auto all = data(root, n * p, 1);
+        runTeam(p, [&](Team& team) {
+          const bool isRoot = team.rank() == root;
+          const bool inPlace = isRoot && root % 2 == 1;
+          std::vector<std::int32_t> in = isRoot ? all : std::vector<std::int32_t>();
+          std::vector<std::int32_t> out(n, -7);
+          CollArgs a;
+          a.coll = Collective::kScatter;
+          a.root = root;
+          a.bytes = n * sizeof(std::int32_t);
+          a.sendbuf = isRoot ? in.data() : nullptr;
+          a.recvbuf = inPlace ? in.data() + root * n : out.data();
+          ASSERT_EQ(GetParam()->run(a, team), Status::kOk);
+          const std::vector<std::int32_t> mine(all.begin() + team.rank() * n,
+                                               all.begin() + (team.rank() + 1) * n);
+          if (inPlace) {
+            EXPECT_EQ(in, all) << "in-place scatter must leave the root's buffer intact";
+          } else {
+            EXPECT_EQ(out, mine) << "p=" << p << " n=" << n << " root " << root;
+          }
+        });
+      }
+}
+
+OVERPASS_ALGORITHM_SUITE(Allgather, Collective::kAllgather);
+TEST_P(Allgather, EveryRankGetsEveryBlock) {
+  for (int p : kSizes)
+    for (std::size_t n : countsFor(p))
+      for (bool inPlace : {false, true}) {
+        std::vector<std::int32_t> expected;
+        for (int r = 0; r < p; ++r) {
+          auto d = data(r, n);
+          expected.insert(expected.end(), d.begin(), d.end());
+        }
+        runTeam(p, [&](Team& team) {
+          auto in = data(team.rank(), n);
+          std::vector<std::int32_t> out(n * p, -7);
+          if (inPlace) std::copy(in.begin(), in.end(), out.begin() + team.rank() * n);
+          CollArgs a;
+          a.coll = Collective::kAllgather;
+          a.bytes = n * sizeof(std::int32_t);
+          a.sendbuf = inPlace ? out.data() + team.rank() * n : in.data();
+          a.recvbuf = out.data();
+          ASSERT_EQ(GetParam()->run(a, team), Status::kOk);
+          EXPECT_EQ(out, expected) << "p=" << p << " n=" << n;
+        });
+      }
+}
+
+OVERPASS_ALGORITHM_SUITE(Alltoall, Collective::kAlltoall);
+TEST_P(Alltoall, BlockJOfRankIGoesToBlockIOfRankJ) {
+  for (int p : kSizes)
+    for (std::size_t n : countsFor(p))
+      runTeam(p, [&](Team& team) {
+        auto in = data(team.rank(), n * p, 2);
+        std::vector<std::int32_t> out(n * p, -7), expected;
+        for (int r = 0; r < p; ++r) {
+          auto d = data(r, n * p, 2);
+          expected.insert(expected.end(), d.begin() + team.rank() * n,
+                          d.begin() + (team.rank() + 1) * n);
+        }
+        CollArgs a;
+        a.coll = Collective::kAlltoall;
+        a.bytes = n * sizeof(std::int32_t);
+        a.sendbuf = in.data();
+        a.recvbuf = out.data();
+        ASSERT_EQ(GetParam()->run(a, team), Status::kOk);
+        EXPECT_EQ(out, expected) << "p=" << p << " n=" << n;
+      });
+}
+
+OVERPASS_ALGORITHM_SUITE(Barrier, Collective::kBarrier);
+TEST_P(Barrier, NoRankLeavesBeforeAllArrived) {
+  for (int p : kSizes)
+    for (int round = 0; round < 5; ++round) {
+      std::atomic<int> arrived{0};
+      runTeam(p, [&](Team& team) {
+        if (team.rank() == round % p) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        arrived.fetch_add(1);
+        CollArgs a;
+        a.coll = Collective::kBarrier;
+        ASSERT_EQ(GetParam()->run(a, team), Status::kOk);
+        EXPECT_EQ(arrived.load(), p) << "p=" << p;
+      });
+    }
+}
+
+}  // namespace
+}  // namespace overpass

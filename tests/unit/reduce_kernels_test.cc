@@ -1,0 +1,126 @@
+#include "coll/reduce_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+namespace overpass {
+namespace {
+
+template <class T>
+std::vector<T> reduce(std::vector<T> in, std::vector<T> inout, DataType type, ReduceOp op) {
+  reduceLocal(in.data(), inout.data(), in.size(), type, op);
+  return inout;
+}
+
+TEST(ReduceKernels, IntegerSumWrapsInsteadOfSaturating) {
+  // Open MPI 4.1's AVX component saturates 8-bit sums; MPI requires two's complement wrapping.
+  std::vector<std::int8_t> a(67, 100), b(67, 100);
+  for (std::int8_t v : reduce(a, b, DataType::kInt8, ReduceOp::kSum)) EXPECT_EQ(v, -56);
+  std::vector<std::uint8_t> c(33, 200), d(33, 100);
+  for (std::uint8_t v : reduce(c, d, DataType::kUint8, ReduceOp::kSum)) EXPECT_EQ(v, 44);
+  std::vector<std::int32_t> e{INT32_MAX}, f{1};
+  EXPECT_EQ(reduce(e, f, DataType::kInt32, ReduceOp::kSum)[0], INT32_MIN);
+  std::vector<std::int16_t> g{300}, h{300};
+  EXPECT_EQ(reduce(g, h, DataType::kInt16, ReduceOp::kProd)[0], static_cast<std::int16_t>(90000));
+  std::vector<std::uint16_t> i{65535}, j{65535};
+  EXPECT_EQ(reduce(i, j, DataType::kUint16, ReduceOp::kProd)[0], 1);
+}
+
+TEST(ReduceKernels, ArithmeticAndBitwise) {
+  std::vector<std::int32_t> a{1, -2, 3, 0b1100}, b{4, 5, -6, 0b1010};
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kSum), (std::vector<std::int32_t>{5, 3, -3, 22}));
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kProd),
+            (std::vector<std::int32_t>{4, -10, -18, 120}));
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kMin), (std::vector<std::int32_t>{1, -2, -6, 10}));
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kMax), (std::vector<std::int32_t>{4, 5, 3, 12}));
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kBand)[3], 0b1000);
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kBor)[3], 0b1110);
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kBxor)[3], 0b0110);
+  std::vector<double> x{1.5, -2}, y{2.25, 8};
+  EXPECT_EQ(reduce(x, y, DataType::kDouble, ReduceOp::kSum), (std::vector<double>{3.75, 6}));
+  EXPECT_EQ(reduce(x, y, DataType::kDouble, ReduceOp::kProd), (std::vector<double>{3.375, -16}));
+  std::vector<long double> p{1.5L}, q{-3.0L};
+  EXPECT_EQ(reduce(p, q, DataType::kLongDouble, ReduceOp::kMin)[0], -3.0L);
+  std::vector<std::complex<double>> u{{1, 2}}, v{{3, -1}};
+  EXPECT_EQ(reduce(u, v, DataType::kComplexDouble, ReduceOp::kProd)[0], std::complex<double>(5, 5));
+  EXPECT_EQ(reduce(u, v, DataType::kComplexDouble, ReduceOp::kSum)[0], std::complex<double>(4, 1));
+  std::vector<std::uint8_t> m{0xF0}, n{0x3C};
+  EXPECT_EQ(reduce(m, n, DataType::kByte, ReduceOp::kBxor)[0], 0xCC);
+}
+
+TEST(ReduceKernels, LogicalYieldZeroOrOne) {
+  std::vector<std::int32_t> a{0, 7, 0, -3}, b{0, 0, 5, 9};
+  EXPECT_EQ(reduce(a, b, DataType::kLogical32, ReduceOp::kLand), (std::vector<std::int32_t>{0, 0, 0, 1}));
+  EXPECT_EQ(reduce(a, b, DataType::kLogical32, ReduceOp::kLor), (std::vector<std::int32_t>{0, 1, 1, 1}));
+  EXPECT_EQ(reduce(a, b, DataType::kLogical32, ReduceOp::kLxor), (std::vector<std::int32_t>{0, 1, 1, 0}));
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kLor), (std::vector<std::int32_t>{0, 1, 1, 1}));
+  std::vector<std::uint8_t> c{0, 1, 1}, d{1, 1, 0};
+  EXPECT_EQ(reduce(c, d, DataType::kBool, ReduceOp::kLand), (std::vector<std::uint8_t>{0, 1, 0}));
+}
+
+TEST(ReduceKernels, MinlocMaxlocKeepSmallerIndexOnTies) {
+  struct DoubleInt {
+    double value;
+    int index;
+  };
+  std::vector<DoubleInt> a{{1.0, 5}, {2.0, 1}, {3.0, 9}}, b{{1.0, 3}, {1.0, 7}, {4.0, 2}};
+  auto min = a, max = a;
+  auto bmin = b, bmax = b;
+  reduceLocal(min.data(), bmin.data(), 3, DataType::kDoubleInt, ReduceOp::kMinloc);
+  reduceLocal(max.data(), bmax.data(), 3, DataType::kDoubleInt, ReduceOp::kMaxloc);
+  EXPECT_EQ(bmin[0].value, 1.0);
+  EXPECT_EQ(bmin[0].index, 3);
+  EXPECT_EQ(bmin[1].value, 1.0);
+  EXPECT_EQ(bmin[1].index, 7);
+  EXPECT_EQ(bmax[0].index, 3);
+  EXPECT_EQ(bmax[1].index, 1);
+  EXPECT_EQ(bmax[2].value, 4.0);
+  EXPECT_EQ(bmax[2].index, 2);
+  struct ShortInt {
+    short value;
+    int index;
+  };
+  std::vector<ShortInt> s{{-4, 2}}, t{{-4, 1}};
+  reduceLocal(s.data(), t.data(), 1, DataType::kShortInt, ReduceOp::kMaxloc);
+  EXPECT_EQ(t[0].index, 1);
+}
+
+TEST(ReduceKernels, EveryValidCombinationHasAKernel) {
+  for (int t = 0; t < static_cast<int>(DataType::kCount); ++t) {
+    for (int o = 0; o < static_cast<int>(ReduceOp::kUser); ++o) {
+      const auto type = static_cast<DataType>(t);
+      const auto op = static_cast<ReduceOp>(o);
+      if (!isValidReduction(type, op)) continue;
+      std::vector<unsigned char> a(3 * dataTypeSize(type)), b(a.size());
+      reduceLocal(a.data(), b.data(), 3, type, op);  // must not crash (null kernel)
+    }
+  }
+  EXPECT_FALSE(isValidReduction(DataType::kComplexFloat, ReduceOp::kMax));
+  EXPECT_FALSE(isValidReduction(DataType::kDouble, ReduceOp::kBand));
+  EXPECT_FALSE(isValidReduction(DataType::kByte, ReduceOp::kSum));
+  EXPECT_FALSE(isValidReduction(DataType::kInt32, ReduceOp::kMinloc));
+  EXPECT_FALSE(isValidReduction(DataType::kBool, ReduceOp::kSum));
+  EXPECT_TRUE(isValidReduction(DataType::kFloatInt, ReduceOp::kMaxloc));
+}
+
+TEST(ReduceKernels, UserOperationIsCalled) {
+  UserReduce user{[](const void* in, void* inout, std::size_t n, void* ctx) {
+                    auto* a = static_cast<const int*>(in);
+                    auto* b = static_cast<int*>(inout);
+                    for (std::size_t i = 0; i < n; ++i) b[i] = a[i] * 10 + b[i];
+                    ++*static_cast<int*>(ctx);
+                  },
+                  nullptr, true};
+  int calls = 0;
+  user.ctx = &calls;
+  std::vector<int> a{1, 2}, b{3, 4};
+  reduceLocal(a.data(), b.data(), 2, DataType::kByte, ReduceOp::kUser, &user);
+  EXPECT_EQ(b, (std::vector<int>{13, 24}));
+  EXPECT_EQ(calls, 1);
+}
+
+}  // namespace
+}  // namespace overpass

@@ -1,0 +1,141 @@
+// Tests of the shim: MPI type and operation translation (MPI initialised, one process) and the
+// exported symbols of liboverpass.so, which must be exactly the entry points of
+// shim/intercepted.def.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "shim/type_map.h"
+
+namespace overpass::shim {
+namespace {
+
+std::string run(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  std::string out;
+  char buf[4096];
+  while (pipe && fgets(buf, sizeof(buf), pipe.get())) out += buf;
+  return out;
+}
+
+TEST(TypeMap, PredefinedTypes) {
+  EXPECT_EQ(reductionType(MPI_INT), DataType::kInt32);
+  EXPECT_EQ(reductionType(MPI_UNSIGNED_LONG), DataType::kUint64);
+  EXPECT_EQ(reductionType(MPI_SIGNED_CHAR), DataType::kInt8);
+  EXPECT_EQ(reductionType(MPI_FLOAT), DataType::kFloat);
+  EXPECT_EQ(reductionType(MPI_LONG_DOUBLE), DataType::kLongDouble);
+  EXPECT_EQ(reductionType(MPI_C_DOUBLE_COMPLEX), DataType::kComplexDouble);
+  EXPECT_EQ(reductionType(MPI_C_BOOL), DataType::kBool);
+  EXPECT_EQ(reductionType(MPI_BYTE), DataType::kByte);
+  EXPECT_EQ(reductionType(MPI_AINT), DataType::kInt64);
+  EXPECT_EQ(reductionType(MPI_DOUBLE_INT), DataType::kDoubleInt);
+  EXPECT_EQ(reductionType(MPI_SHORT_INT), DataType::kShortInt);
+  EXPECT_EQ(reductionType(MPI_LONG_DOUBLE_INT), DataType::kLongDoubleInt);
+  EXPECT_EQ(reductionType(MPI_2INT), DataType::kIntInt);
+  // MPI defines no reduction on MPI_CHAR; the MPI library reports the error.
+  EXPECT_EQ(reductionType(MPI_CHAR), std::nullopt);
+}
+
+TEST(TypeMap, FortranTypes) {
+  EXPECT_EQ(reductionType(MPI_INTEGER), DataType::kInt32);
+  EXPECT_EQ(reductionType(MPI_INTEGER8), DataType::kInt64);
+  EXPECT_EQ(reductionType(MPI_REAL), DataType::kFloat);
+  EXPECT_EQ(reductionType(MPI_DOUBLE_PRECISION), DataType::kDouble);
+  EXPECT_EQ(reductionType(MPI_COMPLEX), DataType::kComplexFloat);
+  EXPECT_EQ(reductionType(MPI_DOUBLE_COMPLEX), DataType::kComplexDouble);
+  EXPECT_EQ(reductionType(MPI_LOGICAL), DataType::kLogical32);
+  EXPECT_EQ(reductionType(MPI_2INTEGER), DataType::kIntInt);
+  EXPECT_EQ(reductionType(MPI_2REAL), DataType::kFloatFloat);
+  EXPECT_EQ(reductionType(MPI_2DOUBLE_PRECISION), DataType::kDoubleDouble);
+  EXPECT_EQ(reductionType(MPI_CHARACTER), std::nullopt);
+  EXPECT_EQ(reductionType(PMPI_Type_f2c(PMPI_Type_c2f(MPI_INTEGER))), DataType::kInt32);
+}
+
+TEST(TypeMap, DerivedTypesAreNotReductionTypes) {
+  MPI_Datatype three;
+  PMPI_Type_contiguous(3, MPI_INT, &three);
+  PMPI_Type_commit(&three);
+  EXPECT_EQ(reductionType(three), std::nullopt);
+  PMPI_Type_free(&three);
+}
+
+void noop(void*, void*, int*, MPI_Datatype*) {}
+
+TEST(TypeMap, Operations) {
+  EXPECT_EQ(translateOp(MPI_SUM), ReduceOp::kSum);
+  EXPECT_EQ(translateOp(MPI_PROD), ReduceOp::kProd);
+  EXPECT_EQ(translateOp(MPI_MIN), ReduceOp::kMin);
+  EXPECT_EQ(translateOp(MPI_MAX), ReduceOp::kMax);
+  EXPECT_EQ(translateOp(MPI_LAND), ReduceOp::kLand);
+  EXPECT_EQ(translateOp(MPI_LOR), ReduceOp::kLor);
+  EXPECT_EQ(translateOp(MPI_LXOR), ReduceOp::kLxor);
+  EXPECT_EQ(translateOp(MPI_BAND), ReduceOp::kBand);
+  EXPECT_EQ(translateOp(MPI_BOR), ReduceOp::kBor);
+  EXPECT_EQ(translateOp(MPI_BXOR), ReduceOp::kBxor);
+  EXPECT_EQ(translateOp(MPI_MINLOC), ReduceOp::kMinloc);
+  EXPECT_EQ(translateOp(MPI_MAXLOC), ReduceOp::kMaxloc);
+  EXPECT_EQ(translateOp(MPI_REPLACE), std::nullopt);
+  EXPECT_EQ(translateOp(MPI_NO_OP), std::nullopt);
+  EXPECT_EQ(translateOp(MPI_OP_NULL), std::nullopt);
+  MPI_Op user;
+  PMPI_Op_create(noop, 1, &user);
+  EXPECT_EQ(translateOp(user), ReduceOp::kUser);
+  PMPI_Op_free(&user);
+}
+
+std::set<std::string> expectedSymbols() {
+  std::set<std::string> names;
+  auto fortran = [&](const std::string& lower, const std::string& upper) {
+    for (const std::string& n : {"mpi_" + lower, "mpi_" + lower + "_", "mpi_" + lower + "__",
+                                 "MPI_" + upper, "mpi_" + lower + "_f08_"})
+      names.insert(n);
+  };
+#define OVERPASS_COLLECTIVE(Name, lower, UPPER, coll, params, args) \
+  names.insert("MPI_" #Name);                                       \
+  fortran(#lower, #UPPER);
+#define OVERPASS_LIFECYCLE(Name, lower, UPPER) \
+  names.insert("MPI_" #Name);                  \
+  fortran(#lower, #UPPER);
+#include "shim/intercepted.def"
+  return names;
+}
+
+TEST(Library, ExportsExactlyTheInterceptionList) {
+  const std::string out = run(std::string("nm -D --defined-only ") + OVERPASS_LIBRARY_PATH);
+  ASSERT_FALSE(out.empty());
+  std::set<std::string> exported;
+  char type;
+  char name[512];
+  for (const char* line = out.c_str(); *line;) {
+    if (std::sscanf(line, "%*s %c %511s", &type, name) == 2 && type != 'U') exported.insert(name);
+    const char* next = std::strchr(line, '\n');
+    line = next ? next + 1 : line + std::strlen(line);
+  }
+  EXPECT_EQ(exported, expectedSymbols());
+  EXPECT_EQ(expectedSymbols().size(), 11u * 6u);
+}
+
+TEST(Library, DependsOnNoCxxRuntimeAndNoCuda) {
+  const std::string needed = run(std::string("objdump -p ") + OVERPASS_LIBRARY_PATH +
+                                 " | grep NEEDED");
+  EXPECT_NE(needed.find("libmpi.so"), std::string::npos) << needed;
+  for (const char* lib : {"libstdc++", "libgcc_s", "libcuda", "libcudart"})
+    EXPECT_EQ(needed.find(lib), std::string::npos) << lib << " in\n" << needed;
+}
+
+}  // namespace
+}  // namespace overpass::shim
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  PMPI_Init(&argc, &argv);
+  overpass::shim::initTypeMap();
+  const int rc = RUN_ALL_TESTS();
+  PMPI_Finalize();
+  return rc;
+}

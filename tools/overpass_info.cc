@@ -1,0 +1,38 @@
+// overpass-info: every OVERPASS_* variable with its default, current value and help; the
+// algorithm registry; the fallback reasons; the backends this build contains. Needs no MPI.
+#include <cstdio>
+#include <string>
+
+#include "coll/registry.h"
+#include "common/config.h"
+#include "common/fallback.h"
+#include "gpu/backend_info.h"
+
+using namespace overpass;
+
+int main() {
+  const ParsedConfig parsed = parseConfig(processEnvironment());
+  std::printf("# Overpass variables (current value from this environment)\n");
+  const auto vars = configVars();
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    const ConfigVar& v = vars[i];
+    std::printf("#\n# %s\n#   accepted: %s\n#   default: '%s'%s\n%s=%s\n", v.help.data(),
+                v.accepted.data(), v.defaultValue.data(),
+                v.agreed ? "; must be equal on every rank" : "", v.name.data(),
+                parsed.values[i].c_str());
+  }
+  for (const std::string& w : parsed.warnings) std::printf("# warning: %s\n", w.c_str());
+  for (const std::string& e : parsed.errors) std::printf("# error: %s\n", e.c_str());
+
+  std::printf("\n# Algorithms (collective, name: description)\n");
+  for (const Algorithm& a : algorithms())
+    std::printf("%-21s %-19s %s\n", std::string(collectiveName(a.coll)).c_str(), a.name.data(),
+                a.description.data());
+
+  std::printf("\n# Fallback reasons (calls handed to the MPI library)\n");
+  for (std::size_t r = 0; r < kNumFallbackReasons; ++r)
+    std::printf("%-22s %s\n", kFallbackReasonNames[r].data(), kFallbackReasonHelp[r].data());
+
+  std::printf("\n# Memory backends: %s\n", gpuBackends().c_str());
+  return parsed.errors.empty() ? 0 : 1;
+}
