@@ -1,5 +1,7 @@
 // overpass-info: every OVERPASS_* variable with its default, current value and help; the
 // algorithm registry; the fallback reasons; the backends this build contains. Needs no MPI.
+// `overpass-info --markdown` prints the variables as the table README.md carries (a test keeps
+// the two equal).
 #include <cstdio>
 #include <string>
 
@@ -10,7 +12,27 @@
 
 using namespace overpass;
 
-int main() {
+namespace {
+
+void printMarkdown() {
+  std::printf("| Variable | Default | Accepted | Meaning |\n|---|---|---|---|\n");
+  for (const ConfigVar& v : configVars())
+    std::printf("| `%s` | `%s` | %s | %s%s |\n", v.name.data(), v.defaultValue.data(),
+                v.accepted.data(), v.help.data(),
+                v.agreed ? " Must be equal on every rank." : "");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--markdown") {
+    printMarkdown();
+    return 0;
+  }
+  if (argc > 1) {
+    std::fprintf(stderr, "usage: overpass-info [--markdown]\n");
+    return 2;
+  }
   const ParsedConfig parsed = parseConfig(processEnvironment());
   std::printf("# Overpass variables (current value from this environment)\n");
   const auto vars = configVars();

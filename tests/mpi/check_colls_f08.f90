@@ -1,0 +1,599 @@
+! check_colls_f08: MPI collectives through the mpi_f08 binding (derived-type
+! handles, optional IERROR), each compared with the PMPI reference.
+!
+! Every check calls an intercepted MPI_Xxx routine and the reference
+! PMPI_Xxx routine (not intercepted) with identical inputs and compares the
+! results bit for bit.  The intercepted routines are called without IERROR
+! in the MPI_IN_PLACE variants (and the MPI_BOTTOM broadcast, one barrier)
+! and with IERROR otherwise.
+!
+! Same design as check_colls_body.inc (used by check_colls_mpif.f90 and
+! check_colls_mpi.f90): every message buffer is a default-INTEGER "word"
+! array holding the bytes of the elements (typed values are put in with
+! TRANSFER), with NG guard words before and after the part MPI may touch.
+! The whole array, guards and insignificant buffers (e.g. recvbuf of
+! MPI_Reduce at a non-root) included, is compared, so stray writes are
+! detected too.  Receive buffers start with random garbage (the same for MPI
+! and PMPI).  Values are small integers, so floating-point sums and products
+! are exact in any order of evaluation.
+program check_colls_f08
+  use mpi_f08
+  implicit none
+  character(len=*), parameter :: PROGNAME = 'check_colls_f08'
+  ! how element values are generated (one per Fortran element type)
+  integer, parameter :: K_I4 = 1, K_I8 = 2, K_R4 = 3, K_R8 = 4, K_C4 = 5, K_C8 = 6, &
+                        K_LOG = 7, K_2I = 8, K_2R = 9, K_2D = 10, K_CHAR = 11
+  ! operation classes
+  integer, parameter :: O_SUM = 1, O_PROD = 2, O_MINMAX = 3, O_BIT = 4, O_LOGIC = 5, O_LOC = 6
+  ! collectives
+  integer, parameter :: C_ALLREDUCE = 1, C_BCAST = 2, C_SCATTER = 3, C_GATHER = 4, &
+                        C_ALLTOALL = 5, C_REDUCE = 6, C_ALLGATHER = 7, C_RSB = 8
+  character(len=*), parameter :: CNAMES(8) = [character(len=25) :: 'MPI_Allreduce', &
+       'MPI_Bcast', 'MPI_Scatter', 'MPI_Gather', 'MPI_Alltoall', 'MPI_Reduce', &
+       'MPI_Allgather', 'MPI_Reduce_scatter_block']
+  ! datatype table (indices) and operation table (indices)
+  integer, parameter :: T_INTEGER = 1, T_INTEGER4 = 2, T_INTEGER8 = 3, T_REAL = 4, &
+       T_REAL4 = 5, T_DOUBLE = 6, T_REAL8 = 7, T_COMPLEX = 8, T_DCOMPLEX = 9, &
+       T_LOGICAL = 10, T_2INTEGER = 11, T_2REAL = 12, T_2DOUBLE = 13, T_CHARACTER = 14, NT = 14
+  integer, parameter :: P_SUM = 1, P_PROD = 2, P_MIN = 3, P_MAX = 4, P_BAND = 5, &
+       P_BOR = 6, P_BXOR = 7, P_LAND = 8, P_LOR = 9, P_LXOR = 10, P_MINLOC = 11, &
+       P_MAXLOC = 12, NOPS = 12
+  integer, parameter :: NG = 3                       ! guard words around each buffer
+  ! counts (per process or block) on MPI_COMM_WORLD and on the split
+  ! communicators; 7 and 1001 are odd and not divisible by 2, 3, 4
+  integer, parameter :: COUNTS_WORLD(4) = [0, 1, 7, 1001], COUNTS_SPLIT(2) = [1, 1001]
+  integer, parameter :: NBIG = 262144                ! 1 MiB of MPI_INTEGER
+  integer, parameter :: MAXPRINT = 20                ! failure messages per rank
+
+  type(MPI_Datatype) :: tdt(NT)                      ! handle
+  integer :: tkind(NT), tsize(NT)                    ! value kind, bytes per element
+  character(len=24) :: tname(NT)
+  type(MPI_Op) :: ohandle(NOPS)
+  integer :: oclass(NOPS)
+  character(len=10) :: oname(NOPS)
+  integer :: npass = 0, nfail = 0, wrank, wsize, ierr, ic
+  integer(8) :: rng_state
+  integer :: ign_flip = 0                            ! alternates the ignored in-place arguments
+  type(MPI_Comm) :: comms(3)
+  integer :: totals(2), mine(2)
+  character(len=8) :: commnames(3) = [character(len=8) :: 'world', 'halves', 'reversed']
+
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, wrank)
+  call MPI_Comm_size(MPI_COMM_WORLD, wsize)
+  call seed_rng(wrank)
+  call setup_tables()
+
+  comms(1) = MPI_COMM_WORLD
+  call MPI_Comm_split(MPI_COMM_WORLD, (2*wrank)/wsize, wrank, comms(2))
+  call MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, comms(3))
+
+  do ic = 1, 3
+     if (ic == 1) then
+        call reduction_checks(comms(ic), trim(commnames(ic)), COUNTS_WORLD)
+        call movement_checks(comms(ic), trim(commnames(ic)), COUNTS_WORLD)
+     else
+        call reduction_checks(comms(ic), trim(commnames(ic)), COUNTS_SPLIT)
+        call movement_checks(comms(ic), trim(commnames(ic)), COUNTS_SPLIT)
+     end if
+     call bottom_bcast_check(comms(ic), trim(commnames(ic)))
+     call barrier_check(comms(ic), trim(commnames(ic)))
+  end do
+  call large_checks(comms(1), trim(commnames(1)))
+
+  mine = [npass, nfail]
+  call PMPI_Allreduce(mine, totals, 2, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (wrank == 0) write (*, '(a, ": ", i0, " passed, ", i0, " failed")') PROGNAME, totals
+  call MPI_Comm_free(comms(2))
+  call MPI_Comm_free(comms(3))
+  call MPI_Finalize()
+  if (totals(2) /= 0) call exit(1)
+
+contains
+
+  subroutine setup_tables()
+    call deftype(T_INTEGER,   MPI_INTEGER,            K_I4,   4, 'MPI_INTEGER')
+    call deftype(T_INTEGER4,  MPI_INTEGER4,           K_I4,   4, 'MPI_INTEGER4')
+    call deftype(T_INTEGER8,  MPI_INTEGER8,           K_I8,   8, 'MPI_INTEGER8')
+    call deftype(T_REAL,      MPI_REAL,               K_R4,   4, 'MPI_REAL')
+    call deftype(T_REAL4,     MPI_REAL4,              K_R4,   4, 'MPI_REAL4')
+    call deftype(T_DOUBLE,    MPI_DOUBLE_PRECISION,   K_R8,   8, 'MPI_DOUBLE_PRECISION')
+    call deftype(T_REAL8,     MPI_REAL8,              K_R8,   8, 'MPI_REAL8')
+    call deftype(T_COMPLEX,   MPI_COMPLEX,            K_C4,   8, 'MPI_COMPLEX')
+    call deftype(T_DCOMPLEX,  MPI_DOUBLE_COMPLEX,     K_C8,  16, 'MPI_DOUBLE_COMPLEX')
+    call deftype(T_LOGICAL,   MPI_LOGICAL,            K_LOG,  4, 'MPI_LOGICAL')
+    call deftype(T_2INTEGER,  MPI_2INTEGER,           K_2I,   8, 'MPI_2INTEGER')
+    call deftype(T_2REAL,     MPI_2REAL,              K_2R,   8, 'MPI_2REAL')
+    call deftype(T_2DOUBLE,   MPI_2DOUBLE_PRECISION,  K_2D,  16, 'MPI_2DOUBLE_PRECISION')
+    call deftype(T_CHARACTER, MPI_CHARACTER,          K_CHAR, 1, 'MPI_CHARACTER')
+    call defop(P_SUM,    MPI_SUM,    O_SUM,    'MPI_SUM')
+    call defop(P_PROD,   MPI_PROD,   O_PROD,   'MPI_PROD')
+    call defop(P_MIN,    MPI_MIN,    O_MINMAX, 'MPI_MIN')
+    call defop(P_MAX,    MPI_MAX,    O_MINMAX, 'MPI_MAX')
+    call defop(P_BAND,   MPI_BAND,   O_BIT,    'MPI_BAND')
+    call defop(P_BOR,    MPI_BOR,    O_BIT,    'MPI_BOR')
+    call defop(P_BXOR,   MPI_BXOR,   O_BIT,    'MPI_BXOR')
+    call defop(P_LAND,   MPI_LAND,   O_LOGIC,  'MPI_LAND')
+    call defop(P_LOR,    MPI_LOR,    O_LOGIC,  'MPI_LOR')
+    call defop(P_LXOR,   MPI_LXOR,   O_LOGIC,  'MPI_LXOR')
+    call defop(P_MINLOC, MPI_MINLOC, O_LOC,    'MPI_MINLOC')
+    call defop(P_MAXLOC, MPI_MAXLOC, O_LOC,    'MPI_MAXLOC')
+  end subroutine setup_tables
+
+  subroutine deftype(i, handle, kind, bytes, name)
+    integer, intent(in) :: i, kind, bytes
+    type(MPI_Datatype), intent(in) :: handle
+    character(len=*), intent(in) :: name
+    integer :: sz
+    tdt(i) = handle; tkind(i) = kind; tsize(i) = bytes; tname(i) = name
+    call MPI_Type_size(handle, sz)
+    if (sz /= bytes) then       ! would break the buffer sizes of this program
+       write (*, '(a, ": size of ", a, " is ", i0)') PROGNAME, name, sz
+       call MPI_Abort(MPI_COMM_WORLD, 2)
+    end if
+  end subroutine deftype
+
+  subroutine defop(i, handle, cls, name)
+    integer, intent(in) :: i, cls
+    type(MPI_Op), intent(in) :: handle
+    character(len=*), intent(in) :: name
+    ohandle(i) = handle; oclass(i) = cls; oname(i) = name
+  end subroutine defop
+
+  ! Is operation class cls defined for element kind k?
+  logical function op_valid(k, cls)
+    integer, intent(in) :: k, cls
+    select case (k)
+    case (K_I4, K_I8); op_valid = any(cls == [O_SUM, O_PROD, O_MINMAX, O_BIT])
+    case (K_R4, K_R8); op_valid = any(cls == [O_SUM, O_PROD, O_MINMAX])
+    case (K_C4, K_C8); op_valid = any(cls == [O_SUM, O_PROD])
+    case (K_LOG);      op_valid = cls == O_LOGIC
+    case (K_2I, K_2R, K_2D); op_valid = cls == O_LOC
+    case default;      op_valid = .false.
+    end select
+  end function op_valid
+
+  ! ---------------------------------------------------------------- checks
+
+  ! Allreduce, Reduce (every root) and Reduce_scatter_block for every valid
+  ! (datatype, op) pair and count, with and without MPI_IN_PLACE.
+  subroutine reduction_checks(comm, cn, counts)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: counts(:)
+    character(len=*), intent(in) :: cn
+    integer :: it, io, ic, ip, root, p
+    call MPI_Comm_size(comm, p)
+    do it = 1, NT
+       do io = 1, NOPS
+          if (.not. op_valid(tkind(it), oclass(io))) cycle
+          ! the aliases INTEGER4, REAL4, REAL8 only with MPI_SUM
+          if (any(it == [T_INTEGER4, T_REAL4, T_REAL8]) .and. io /= P_SUM) cycle
+          do ic = 1, size(counts)
+             do ip = 0, 1
+                call check(C_ALLREDUCE, it, io, counts(ic), 0, ip == 1, comm, cn)
+                do root = 0, p - 1
+                   call check(C_REDUCE, it, io, counts(ic), root, ip == 1, comm, cn)
+                end do
+                call check(C_RSB, it, io, counts(ic), 0, ip == 1, comm, cn)
+             end do
+          end do
+       end do
+    end do
+  end subroutine reduction_checks
+
+  ! Bcast, Scatter, Gather (every root), Allgather and Alltoall for every
+  ! datatype and count, with and without MPI_IN_PLACE.
+  subroutine movement_checks(comm, cn, counts)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: counts(:)
+    character(len=*), intent(in) :: cn
+    integer :: it, ic, ip, root, p
+    call MPI_Comm_size(comm, p)
+    do it = 1, NT
+       do ic = 1, size(counts)
+          do root = 0, p - 1
+             call check(C_BCAST, it, 0, counts(ic), root, .false., comm, cn)
+          end do
+          do ip = 0, 1
+             do root = 0, p - 1
+                call check(C_SCATTER, it, 0, counts(ic), root, ip == 1, comm, cn)
+                call check(C_GATHER, it, 0, counts(ic), root, ip == 1, comm, cn)
+             end do
+             call check(C_ALLGATHER, it, 0, counts(ic), 0, ip == 1, comm, cn)
+             call check(C_ALLTOALL, it, 0, counts(ic), 0, ip == 1, comm, cn)
+          end do
+       end do
+    end do
+  end subroutine movement_checks
+
+  ! A few checks with about 1 MiB of data (count NBIG of 4-byte elements).
+  subroutine large_checks(comm, cn)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: cn
+    integer :: p
+    call MPI_Comm_size(comm, p)
+    call check(C_ALLREDUCE, T_INTEGER,   P_SUM,  NBIG,     0, .false., comm, cn)
+    call check(C_ALLREDUCE, T_INTEGER,   P_SUM,  NBIG,     0, .true.,  comm, cn)
+    call check(C_ALLREDUCE, T_DOUBLE,    P_MAX,  NBIG/2,   0, .true.,  comm, cn)
+    call check(C_ALLREDUCE, T_INTEGER8,  P_BXOR, NBIG/2,   0, .false., comm, cn)
+    call check(C_ALLREDUCE, T_DCOMPLEX,  P_SUM,  NBIG/4,   0, .true.,  comm, cn)
+    call check(C_ALLREDUCE, T_LOGICAL,   P_LXOR, NBIG,     0, .false., comm, cn)
+    call check(C_REDUCE,    T_INTEGER,   P_SUM,  NBIG,     0, .true.,  comm, cn)
+    call check(C_REDUCE,    T_REAL,      P_MIN,  NBIG,   p-1, .false., comm, cn)
+    call check(C_RSB,       T_INTEGER,   P_SUM,  NBIG/p,   0, .true.,  comm, cn)
+    call check(C_RSB,       T_REAL,      P_PROD, NBIG/p,   0, .false., comm, cn)
+    call check(C_BCAST,     T_INTEGER,   0,      NBIG,     0, .false., comm, cn)
+    call check(C_BCAST,     T_CHARACTER, 0,      4*NBIG, p-1, .false., comm, cn)
+    call check(C_SCATTER,   T_INTEGER,   0,      NBIG/p, p-1, .true.,  comm, cn)
+    call check(C_GATHER,    T_INTEGER,   0,      NBIG/p,   0, .true.,  comm, cn)
+    call check(C_ALLGATHER, T_INTEGER,   0,      NBIG/p,   0, .true.,  comm, cn)
+    call check(C_ALLTOALL,  T_INTEGER,   0,      NBIG/p,   0, .true.,  comm, cn)
+    call check(C_ALLTOALL,  T_INTEGER,   0,      NBIG/p,   0, .false., comm, cn)
+  end subroutine large_checks
+
+  ! One check: coll on comm with datatype table entry it, op table entry io
+  ! (reductions only), count n (per process / per block), root (rooted
+  ! collectives), inplace: use MPI_IN_PLACE where the collective allows it
+  ! (for rooted collectives only at the root).
+  subroutine check(coll, it, io, n, root, inplace, comm, cn)
+    integer, intent(in) :: coll, it, io, n, root
+    type(MPI_Comm), intent(in) :: comm
+    logical, intent(in) :: inplace
+    character(len=*), intent(in) :: cn
+    integer, allocatable :: st(:), sr(:), rt(:), rr(:)   ! send/recv, test/reference
+    integer :: p, me, ns, nr, nws, nwr, ierr1, ierr2, ign_n
+    type(MPI_Datatype) :: dt, ign_dt
+    type(MPI_Op) :: op
+    logical :: red, rooted, inp
+    character(len=200) :: label
+
+    call MPI_Comm_size(comm, p)
+    call MPI_Comm_rank(comm, me)
+    dt = tdt(it)
+    red = any(coll == [C_ALLREDUCE, C_REDUCE, C_RSB])
+    rooted = any(coll == [C_BCAST, C_SCATTER, C_GATHER, C_REDUCE])
+    op = MPI_OP_NULL
+    if (red) op = ohandle(io)
+    inp = inplace .and. (me == root .or. .not. rooted)
+    ! arguments that MPI ignores with MPI_IN_PLACE: alternate between the
+    ! matching values and (0, MPI_DATATYPE_NULL)
+    ign_flip = 1 - ign_flip
+    ign_n = n; ign_dt = dt
+    if (ign_flip == 1) then
+       ign_n = 0; ign_dt = MPI_DATATYPE_NULL
+    end if
+
+    ! number of elements in the send and the receive buffer on this rank
+    select case (coll)
+    case (C_ALLREDUCE, C_REDUCE); ns = n;     nr = n
+    case (C_RSB);                 ns = n * p; nr = n
+       if (inp) nr = n * p
+    case (C_BCAST);               ns = 0;     nr = n
+    case (C_SCATTER);             ns = n * p; nr = n
+    case (C_GATHER, C_ALLGATHER); ns = n;     nr = n * p
+    case default;                 ns = n * p; nr = n * p     ! C_ALLTOALL
+    end select
+    nws = (ns * tsize(it) + 3) / 4
+    nwr = (nr * tsize(it) + 3) / 4
+    allocate (st(nws + 2*NG), rt(nwr + 2*NG))
+    call random_words(st)
+    call random_words(rt)
+    if (red) then                     ! reductions need values valid for the op
+       if (inp) then
+          rt(NG+1:NG+nwr) = gen(tkind(it), oclass(io), nr)
+       else
+          st(NG+1:NG+nws) = gen(tkind(it), oclass(io), ns)
+       end if
+    end if
+    sr = st
+    rr = rt
+
+    ! the intercepted routine is called without IERROR in the in-place variants
+    ierr1 = MPI_SUCCESS
+    select case (coll)
+    case (C_ALLREDUCE)
+       if (inp) then
+          call MPI_Allreduce(MPI_IN_PLACE, rt(NG+1:), n, dt, op, comm)
+          call PMPI_Allreduce(MPI_IN_PLACE, rr(NG+1:), n, dt, op, comm, ierr2)
+       else
+          call MPI_Allreduce(st(NG+1:), rt(NG+1:), n, dt, op, comm, ierr1)
+          call PMPI_Allreduce(sr(NG+1:), rr(NG+1:), n, dt, op, comm, ierr2)
+       end if
+    case (C_REDUCE)
+       if (inp) then
+          call MPI_Reduce(MPI_IN_PLACE, rt(NG+1:), n, dt, op, root, comm)
+          call PMPI_Reduce(MPI_IN_PLACE, rr(NG+1:), n, dt, op, root, comm, ierr2)
+       else
+          call MPI_Reduce(st(NG+1:), rt(NG+1:), n, dt, op, root, comm, ierr1)
+          call PMPI_Reduce(sr(NG+1:), rr(NG+1:), n, dt, op, root, comm, ierr2)
+       end if
+    case (C_RSB)
+       if (inp) then
+          call MPI_Reduce_scatter_block(MPI_IN_PLACE, rt(NG+1:), n, dt, op, comm)
+          call PMPI_Reduce_scatter_block(MPI_IN_PLACE, rr(NG+1:), n, dt, op, comm, ierr2)
+       else
+          call MPI_Reduce_scatter_block(st(NG+1:), rt(NG+1:), n, dt, op, comm, ierr1)
+          call PMPI_Reduce_scatter_block(sr(NG+1:), rr(NG+1:), n, dt, op, comm, ierr2)
+       end if
+    case (C_BCAST)
+       call MPI_Bcast(rt(NG+1:), n, dt, root, comm, ierr1)
+       call PMPI_Bcast(rr(NG+1:), n, dt, root, comm, ierr2)
+    case (C_SCATTER)
+       if (inp) then
+          call MPI_Scatter(st(NG+1:), n, dt, MPI_IN_PLACE, ign_n, ign_dt, root, comm)
+          call PMPI_Scatter(sr(NG+1:), n, dt, MPI_IN_PLACE, ign_n, ign_dt, root, comm, ierr2)
+       else
+          call MPI_Scatter(st(NG+1:), n, dt, rt(NG+1:), n, dt, root, comm, ierr1)
+          call PMPI_Scatter(sr(NG+1:), n, dt, rr(NG+1:), n, dt, root, comm, ierr2)
+       end if
+    case (C_GATHER)
+       if (inp) then
+          call MPI_Gather(MPI_IN_PLACE, ign_n, ign_dt, rt(NG+1:), n, dt, root, comm)
+          call PMPI_Gather(MPI_IN_PLACE, ign_n, ign_dt, rr(NG+1:), n, dt, root, comm, ierr2)
+       else
+          call MPI_Gather(st(NG+1:), n, dt, rt(NG+1:), n, dt, root, comm, ierr1)
+          call PMPI_Gather(sr(NG+1:), n, dt, rr(NG+1:), n, dt, root, comm, ierr2)
+       end if
+    case (C_ALLGATHER)
+       if (inp) then
+          call MPI_Allgather(MPI_IN_PLACE, ign_n, ign_dt, rt(NG+1:), n, dt, comm)
+          call PMPI_Allgather(MPI_IN_PLACE, ign_n, ign_dt, rr(NG+1:), n, dt, comm, ierr2)
+       else
+          call MPI_Allgather(st(NG+1:), n, dt, rt(NG+1:), n, dt, comm, ierr1)
+          call PMPI_Allgather(sr(NG+1:), n, dt, rr(NG+1:), n, dt, comm, ierr2)
+       end if
+    case (C_ALLTOALL)
+       if (inp) then
+          call MPI_Alltoall(MPI_IN_PLACE, ign_n, ign_dt, rt(NG+1:), n, dt, comm)
+          call PMPI_Alltoall(MPI_IN_PLACE, ign_n, ign_dt, rr(NG+1:), n, dt, comm, ierr2)
+       else
+          call MPI_Alltoall(st(NG+1:), n, dt, rt(NG+1:), n, dt, comm, ierr1)
+          call PMPI_Alltoall(sr(NG+1:), n, dt, rr(NG+1:), n, dt, comm, ierr2)
+       end if
+    end select
+
+    if (ierr1 == MPI_SUCCESS .and. ierr2 == MPI_SUCCESS .and. all(st == sr) .and. all(rt == rr)) then
+       npass = npass + 1
+    else
+       if (red) then
+          write (label, '(a, 1x, a, " op=", a)') trim(CNAMES(coll)), trim(tname(it)), trim(oname(io))
+       else
+          write (label, '(a, 1x, a)') trim(CNAMES(coll)), trim(tname(it))
+       end if
+       write (label, '(a, " comm=", a, " count=", i0)') trim(label), cn, n
+       if (rooted) write (label, '(a, " root=", i0)') trim(label), root
+       write (label, '(a, " in_place=", l1)') trim(label), inp
+       call report_failure(label, ierr1, ierr2, st, sr, rt, rr)
+    end if
+  end subroutine check
+
+  ! MPI_BCAST of MPI_BOTTOM with a struct datatype of absolute addresses.
+  subroutine bottom_bcast_check(comm, cn)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: cn
+    integer :: bt(40), br(40), p, ierr1, ierr2, k, root
+    type(MPI_Datatype) :: tyt, tyr
+    character(len=80) :: label
+    call MPI_Comm_size(comm, p)
+    do k = 0, 1
+       root = k * (p - 1)
+       call random_words(bt)
+       bt(11:14) = gen(K_R8, O_SUM, 2)                 ! some real doubles
+       br = bt
+       call make_struct(bt, tyt)
+       call make_struct(br, tyr)
+       ierr1 = MPI_SUCCESS
+       call MPI_Bcast(MPI_BOTTOM, 1, tyt, root, comm)          ! without IERROR
+       call PMPI_Bcast(MPI_BOTTOM, 1, tyr, root, comm, ierr2)
+       call MPI_F_sync_reg(bt)     ! bt, br were changed through MPI_BOTTOM
+       call MPI_F_sync_reg(br)
+       if (ierr1 == MPI_SUCCESS .and. ierr2 == MPI_SUCCESS .and. all(bt == br)) then
+          npass = npass + 1
+       else
+          write (label, '("MPI_Bcast MPI_BOTTOM+struct comm=", a, " root=", i0)') cn, root
+          call report_failure(label, ierr1, ierr2, bt, bt, bt, br)
+       end if
+       call MPI_Type_free(tyt)
+       call MPI_Type_free(tyr)
+    end do
+  end subroutine bottom_bcast_check
+
+  ! Struct type with absolute displacements of parts of w:
+  ! 3 INTEGER at w(3), 2 DOUBLE PRECISION at w(11), 5 CHARACTER at w(20),
+  ! 1 COMPLEX at w(25), 2 LOGICAL at w(31).
+  subroutine make_struct(w, newtype)
+    integer, intent(in) :: w(40)
+    type(MPI_Datatype), intent(out) :: newtype
+    type(MPI_Datatype) :: types(5)
+    integer :: blens(5), where(5), i
+    integer(kind=MPI_ADDRESS_KIND) :: disps(5)
+    types = [MPI_INTEGER, MPI_DOUBLE_PRECISION, MPI_CHARACTER, MPI_COMPLEX, MPI_LOGICAL]
+    blens = [3, 2, 5, 1, 2]
+    where = [3, 11, 20, 25, 31]
+    do i = 1, 5
+       call MPI_Get_address(w(where(i)), disps(i))
+    end do
+    call MPI_Type_create_struct(5, blens, disps, types, newtype)
+    call MPI_Type_commit(newtype)
+  end subroutine make_struct
+
+  ! MPI_BARRIER: must return MPI_SUCCESS, and (when all ranks share a node
+  ! and hence one monotonic clock) no rank may leave it before the last rank
+  ! entered it.  One rank is delayed by 10 ms before entering.
+  subroutine barrier_check(comm, cn)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: cn
+    type(MPI_Comm) :: shm
+    integer :: p, me, pshm, k, delayed, ierr1
+    integer(8) :: t(2), rate, t0, now
+    integer(8), allocatable :: tall(:, :)
+    logical :: one_node, ok
+    character(len=80) :: label
+    call MPI_Comm_size(comm, p)
+    call MPI_Comm_rank(comm, me)
+    call MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, shm)
+    call MPI_Comm_size(shm, pshm)
+    call MPI_Comm_free(shm)
+    one_node = pshm == p
+    allocate (tall(2, p))
+    do k = 0, 1
+       delayed = k * (p - 1)
+       call PMPI_Barrier(comm, ierr)
+       if (me == delayed) then
+          call system_clock(t0, rate)
+          do
+             call system_clock(now)
+             if (now - t0 >= rate / 100) exit
+          end do
+       end if
+       call system_clock(t(1))
+       if (k == 0) then
+          ierr1 = MPI_SUCCESS
+          call MPI_Barrier(comm)                ! without IERROR
+       else
+          call MPI_Barrier(comm, ierr1)
+       end if
+       call system_clock(t(2))
+       call PMPI_Allgather(t, 2, MPI_INTEGER8, tall, 2, MPI_INTEGER8, comm, ierr)
+       ok = ierr1 == MPI_SUCCESS
+       if (one_node) ok = ok .and. minval(tall(2, :)) >= maxval(tall(1, :))
+       if (ok) then
+          npass = npass + 1
+       else
+          nfail = nfail + 1
+          write (label, '("MPI_Barrier comm=", a, " delayed rank=", i0)') cn, delayed
+          if (nfail <= MAXPRINT) write (*, '("FAIL rank ", i0, ": ", a, " ierror=", i0, a)') &
+               wrank, trim(label), ierr1, ' (a rank left before the last one entered?)'
+       end if
+    end do
+  end subroutine barrier_check
+
+  ! ---------------------------------------------------------------- helpers
+
+  subroutine report_failure(label, ierr1, ierr2, st, sr, rt, rr)
+    character(len=*), intent(in) :: label
+    integer, intent(in) :: ierr1, ierr2, st(:), sr(:), rt(:), rr(:)
+    integer :: k
+    nfail = nfail + 1
+    if (nfail > MAXPRINT) return
+    if (ierr1 /= MPI_SUCCESS .or. ierr2 /= MPI_SUCCESS) then
+       write (*, '("FAIL rank ", i0, ": ", a, ": ierror=", i0, " (PMPI: ", i0, ")")') &
+            wrank, trim(label), ierr1, ierr2
+    else if (any(rt /= rr)) then
+       k = findloc(rt /= rr, .true., dim=1)
+       write (*, '("FAIL rank ", i0, ": ", a, ": recvbuf word ", i0, " of ", i0, &
+            & " (guard ", i0, "): got ", z8.8, " expected ", z8.8)') &
+            wrank, trim(label), k - NG, size(rt) - 2*NG, NG, rt(k), rr(k)
+    else
+       k = findloc(st /= sr, .true., dim=1)
+       write (*, '("FAIL rank ", i0, ": ", a, ": sendbuf word ", i0, " changed")') &
+            wrank, trim(label), k - NG
+    end if
+  end subroutine report_failure
+
+  ! A small xorshift64 generator (gfortran's RANDOM_NUMBER is slow for the
+  ! 1 MiB buffers).  Every rank has its own stream.
+  subroutine seed_rng(rank)
+    integer, intent(in) :: rank
+    integer :: i
+    rng_state = 88172645463325252_8 + 1000003_8 * rank
+    do i = 1, 20
+       rng_state = next_random()
+    end do
+  end subroutine seed_rng
+
+  integer(8) function next_random()
+    rng_state = ieor(rng_state, ishft(rng_state, 13))
+    rng_state = ieor(rng_state, ishft(rng_state, -7))
+    rng_state = ieor(rng_state, ishft(rng_state, 17))
+    next_random = rng_state
+  end function next_random
+
+  ! n random integers in [lo, hi]
+  function rand_range(n, lo, hi) result(v)
+    integer, intent(in) :: n
+    integer(8), intent(in) :: lo, hi
+    integer(8) :: v(n)
+    integer :: i
+    do i = 1, n       ! 53 random bits scaled to [0, 1)
+       v(i) = lo + int(dble(ishft(next_random(), -11)) * 2d0**(-53) * dble(hi - lo + 1), 8)
+    end do
+  end function rand_range
+
+  subroutine random_words(w)
+    integer, intent(out) :: w(:)
+    integer :: i
+    do i = 1, size(w)
+       w(i) = int(ibits(next_random(), 0, 32) - 2147483648_8)
+    end do
+  end subroutine random_words
+
+  ! n values of a kind, suitable for operation class cls, as words.
+  function gen(kind, cls, n) result(w)
+    integer, intent(in) :: kind, cls, n
+    integer, allocatable :: w(:)
+    integer(8), allocatable :: v(:)
+    select case (kind)
+    case (K_I4)
+       w = int(values(cls, n, .false.))
+    case (K_I8)
+       v = values(cls, n, .true.)
+       w = transfer(v, 0, 2*n)
+    case (K_R4, K_C4)                        ! COMPLEX = two REALs
+       v = values(cls, n * merge(2, 1, kind == K_C4), .false.)
+       w = transfer(real(v), 0, size(v))
+    case (K_R8, K_C8)
+       v = values(cls, n * merge(2, 1, kind == K_C8), .false.)
+       w = transfer(dble(v), 0, 2*size(v))
+    case (K_LOG)
+       w = transfer(rand_range(n, 0_8, 1_8) == 1, 0, n)
+    case (K_2I)
+       w = int(loc_pairs(n))
+    case (K_2R)
+       w = transfer(real(loc_pairs(n)), 0, 2*n)
+    case (K_2D)
+       w = transfer(dble(loc_pairs(n)), 0, 4*n)
+    case default                               ! K_CHAR: any bytes
+       allocate (w((n + 3) / 4))
+       call random_words(w)
+    end select
+  end function gen
+
+  ! Random integer values for an op class; wide: use the 64-bit range.
+  ! Small enough that products/sums over a few ranks are exact in REAL.
+  function values(cls, n, wide) result(v)
+    integer, intent(in) :: cls, n
+    logical, intent(in) :: wide
+    integer(8), allocatable :: v(:)
+    select case (cls)
+    case (O_PROD)
+       if (wide) then
+          v = rand_range(n, -3000_8, 3000_8)
+       else
+          v = rand_range(n, -3_8, 3_8)
+       end if
+    case (O_BIT)
+       if (wide) then
+          v = ior(ishft(rand_range(n, -2147483648_8, 2147483647_8), 32), &
+                  rand_range(n, 0_8, 4294967295_8))
+       else
+          v = rand_range(n, -2147483648_8, 2147483647_8)
+       end if
+    case default                               ! O_SUM, O_MINMAX
+       if (wide) then
+          v = rand_range(n, -2_8**40, 2_8**40)
+       else
+          v = rand_range(n, -1000_8, 1000_8)
+       end if
+    end select
+  end function values
+
+  ! (value, index) pairs for MINLOC/MAXLOC, interleaved; few distinct values
+  ! so that ties on the value are frequent.
+  function loc_pairs(n) result(v)
+    integer, intent(in) :: n
+    integer(8) :: v(2*n)
+    v(1::2) = rand_range(n, 0_8, 2_8)
+    v(2::2) = rand_range(n, 0_8, 7_8)
+  end function loc_pairs
+end program check_colls_f08

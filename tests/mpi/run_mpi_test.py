@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Runs an unmodified MPI program under mpirun with liboverpass.so preloaded, and checks what
+happened: the exit status, the output, and the OVERPASS_STATS JSON (which collectives Overpass
+served itself, which fell back and why). A preload that silently does nothing fails here."""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--mpiexec", required=True)
+    p.add_argument("--library", required=True)
+    p.add_argument("--np", type=int, default=2)
+    p.add_argument("--env", action="append", default=[], help="NAME=VALUE for every rank")
+    p.add_argument("--mpmd-env", action="append", default=[],
+                   help="NAME=VALUE for the second half of the ranks only (MPMD launch)")
+    p.add_argument("--served", default="", help="collectives Overpass must have served itself")
+    p.add_argument("--reason", action="append", default=[],
+                   help="a fallback reason that must appear in the statistics")
+    p.add_argument("--only-pmpi", action="store_true", help="every call must have gone to PMPI")
+    p.add_argument("--expect-fail", action="store_true", help="the job must exit non-zero")
+    p.add_argument("--expect-output", action="append", default=[], help="regex in the output")
+    p.add_argument("--timeout", type=int, default=240)
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    a = p.parse_args()
+    command = a.command[1:] if a.command and a.command[0] == "--" else a.command
+
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    with tempfile.TemporaryDirectory() as tmp:
+        stats = os.path.join(tmp, "stats.json")
+        exports = ["-x", "LD_PRELOAD=" + a.library]
+        if not a.expect_fail:
+            exports += ["-x", "OVERPASS_STATS=" + stats]
+        for kv in a.env:
+            exports += ["-x", kv]
+        if a.mpmd_env:
+            first = a.np - a.np // 2
+            launch = [a.mpiexec, "-np", str(first)] + exports + command + [":"]
+            launch += ["-np", str(a.np // 2)] + exports
+            for kv in a.mpmd_env:
+                launch += ["-x", kv]
+            launch += command
+        else:
+            launch = [a.mpiexec, "-np", str(a.np)] + exports + command
+        print("+", " ".join(launch), flush=True)
+        try:
+            run = subprocess.run(launch, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, timeout=a.timeout)
+        except subprocess.TimeoutExpired as e:
+            print(e.stdout or "")
+            print(f"FAIL: no result after {a.timeout} s (a hang is a correctness bug)")
+            return 1
+        print(run.stdout)
+        failures = []
+        if a.expect_fail and run.returncode == 0:
+            failures.append("the job was expected to fail but exited 0")
+        if not a.expect_fail and run.returncode != 0:
+            failures.append(f"exit status {run.returncode}")
+        for pattern in a.expect_output:
+            if not re.search(pattern, run.stdout):
+                failures.append(f"output lacks /{pattern}/")
+        if not a.expect_fail:
+            failures += check_stats(stats, a)
+    for f in failures:
+        print("FAIL:", f)
+    if not failures:
+        print("OK")
+    return 1 if failures else 0
+
+
+def check_stats(path, a):
+    if not os.path.exists(path):
+        return ["no OVERPASS_STATS file: was liboverpass.so loaded and MPI_Init intercepted?"]
+    with open(path) as f:
+        colls = json.load(f)["collectives"]
+    failures = []
+    for name in a.served.split():
+        algorithms = colls.get(name, {}).get("algorithms", {})
+        if not any(n != "pmpi" and c > 0 for n, c in algorithms.items()):
+            failures.append(f"{name}: no call served by an Overpass algorithm ({algorithms})")
+    reasons = {r for c in colls.values() for r in c.get("fallback_reasons", {})}
+    for r in a.reason:
+        if r not in reasons:
+            failures.append(f"fallback reason '{r}' never recorded (saw {sorted(reasons)})")
+    if a.only_pmpi:
+        for name, c in colls.items():
+            if set(c["algorithms"]) != {"pmpi"}:
+                failures.append(f"{name}: served by {c['algorithms']} although all must be pmpi")
+    if not colls and (a.served or a.only_pmpi):
+        failures.append("no collective recorded at all")
+    return failures
+
+
+if __name__ == "__main__":
+    sys.exit(main())
