@@ -731,12 +731,12 @@ static void check_reduce(const commcase_t *cc, int coll, const redcase_t *rc,
 {
     const tinfo_t *t = rc->t;
     const opinfo_t *o = rc->o;
-    ctx_t c = {red_names[coll], t->name, o->name, cc->name,
-               nullrecv ? "nonroot-recvbuf-NULL" : NULL, count, root, inplace};
-    begin_check(c);
-
     bool significant = coll != RED_REDUCE || cc->rank == root;
     bool use_inplace = inplace && significant;
+    ctx_t c = {red_names[coll], t->name, o->name, cc->name,
+               nullrecv ? "nonroot-recvbuf-NULL" : NULL, count, root, use_inplace};
+    begin_check(c);
+
     size_t nin = coll == RED_RSB ? (size_t)count * (size_t)cc->size : (size_t)count;
     size_t nout = (size_t)count;
     size_t ext = t->ext;
@@ -762,19 +762,25 @@ static void check_reduce(const commcase_t *cc, int coll, const redcase_t *rc,
     void *rbM = rM.base ? gb_ptr(&rM) : NULL;
     void *rbP = rP.base ? gb_ptr(&rP) : NULL;
 
+    /* Open MPI 4.1.4 computes MIN/MAX of MPI_OFFSET as if it were unsigned (MPI_Offset is a
+       signed type): the reference uses MPI_LONG_LONG, the same signed 64-bit integer. */
+    MPI_Datatype ref = t->dt;
+    if (t->dt == MPI_OFFSET && (o->op == MPI_MIN || o->op == MPI_MAX))
+        ref = MPI_LONG_LONG;
+
     long bad0 = g_userop_bad;
     int rcP, rcM;
     switch (coll) {
     case RED_ALLREDUCE:
-        rcP = PMPI_Allreduce(sbP, rbP, count, t->dt, o->op, cc->comm);
+        rcP = PMPI_Allreduce(sbP, rbP, count, ref, o->op, cc->comm);
         rcM = MPI_Allreduce(sbM, rbM, count, t->dt, o->op, cc->comm);
         break;
     case RED_REDUCE:
-        rcP = PMPI_Reduce(sbP, rbP, count, t->dt, o->op, root, cc->comm);
+        rcP = PMPI_Reduce(sbP, rbP, count, ref, o->op, root, cc->comm);
         rcM = MPI_Reduce(sbM, rbM, count, t->dt, o->op, root, cc->comm);
         break;
     default:
-        rcP = PMPI_Reduce_scatter_block(sbP, rbP, count, t->dt, o->op, cc->comm);
+        rcP = PMPI_Reduce_scatter_block(sbP, rbP, count, ref, o->op, cc->comm);
         rcM = MPI_Reduce_scatter_block(sbM, rbM, count, t->dt, o->op, cc->comm);
         break;
     }
@@ -858,11 +864,11 @@ static void check_bcast(const commcase_t *cc, const xcase_t *x, int n, int root)
  * MPI_DATATYPE_NULL: ignored), non-roots pass recvbuf = NULL */
 static void check_gather(const commcase_t *cc, const xcase_t *x, int n, int root, int variant)
 {
-    ctx_t c = {"MPI_Gather", x->name, NULL, cc->name,
-               variant ? "nonroot-recvbuf-NULL" : NULL, n, root, variant};
-    begin_check(c);
     bool isroot = cc->rank == root;
     bool inplace = variant && isroot;
+    ctx_t c = {"MPI_Gather", x->name, NULL, cc->name,
+               variant ? "nonroot-recvbuf-NULL" : NULL, n, root, inplace};
+    begin_check(c);
     size_t rblock = side_bytes(&x->r, (size_t)n);
     rng_t r = rng_for_check();
 
@@ -906,11 +912,11 @@ static void check_gather(const commcase_t *cc, const xcase_t *x, int n, int root
  * MPI_DATATYPE_NULL: ignored), non-roots pass sendbuf = NULL */
 static void check_scatter(const commcase_t *cc, const xcase_t *x, int n, int root, int variant)
 {
-    ctx_t c = {"MPI_Scatter", x->name, NULL, cc->name,
-               variant ? "nonroot-sendbuf-NULL" : NULL, n, root, variant};
-    begin_check(c);
     bool isroot = cc->rank == root;
     bool inplace = variant && isroot;
+    ctx_t c = {"MPI_Scatter", x->name, NULL, cc->name,
+               variant ? "nonroot-sendbuf-NULL" : NULL, n, root, inplace};
+    begin_check(c);
     rng_t r = rng_for_check();
 
     gbuf_t src = {0}, sM = {0}, sP = {0}, rM = {0}, rP = {0};

@@ -20,6 +20,7 @@ program check_colls_f08
   use mpi_f08
   implicit none
   character(len=*), parameter :: PROGNAME = 'check_colls_f08'
+
   ! how element values are generated (one per Fortran element type)
   integer, parameter :: K_I4 = 1, K_I8 = 2, K_R4 = 3, K_R8 = 4, K_C4 = 5, K_C8 = 6, &
                         K_LOG = 7, K_2I = 8, K_2R = 9, K_2D = 10, K_CHAR = 11
@@ -64,6 +65,7 @@ program check_colls_f08
   call seed_rng(wrank)
   call setup_tables()
 
+  ! MPI_COMM_WORLD; two halves; all ranks in reversed order (key = size - rank)
   comms(1) = MPI_COMM_WORLD
   call MPI_Comm_split(MPI_COMM_WORLD, (2*wrank)/wsize, wrank, comms(2))
   call MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, comms(3))
@@ -351,6 +353,12 @@ contains
           call PMPI_Alltoall(sr(NG+1:), n, dt, rr(NG+1:), n, dt, comm, ierr2)
        end if
     end select
+    ! in-place reduce-scatter: MPI defines only the first n elements of the
+    ! receive buffer afterwards (the rest may serve as scratch space)
+    if (coll == C_RSB .and. inp) then
+       rt(NG + (n * tsize(it) + 3) / 4 + 1 : NG + nwr) = 0
+       rr(NG + (n * tsize(it) + 3) / 4 + 1 : NG + nwr) = 0
+    end if
 
     if (ierr1 == MPI_SUCCESS .and. ierr2 == MPI_SUCCESS .and. all(st == sr) .and. all(rt == rr)) then
        npass = npass + 1
@@ -532,19 +540,19 @@ contains
   function gen(kind, cls, n) result(w)
     integer, intent(in) :: kind, cls, n
     integer, allocatable :: w(:)
-    integer(8), allocatable :: v(:)
     select case (kind)
     case (K_I4)
        w = int(values(cls, n, .false.))
     case (K_I8)
-       v = values(cls, n, .true.)
-       w = transfer(v, 0, 2*n)
-    case (K_R4, K_C4)                        ! COMPLEX = two REALs
-       v = values(cls, n * merge(2, 1, kind == K_C4), .false.)
-       w = transfer(real(v), 0, size(v))
-    case (K_R8, K_C8)
-       v = values(cls, n * merge(2, 1, kind == K_C8), .false.)
-       w = transfer(dble(v), 0, 2*size(v))
+       w = transfer(values(cls, n, .true.), 0, 2*n)
+    case (K_R4)
+       w = transfer(real(values(cls, n, .false.)), 0, n)
+    case (K_C4)                                ! COMPLEX = two REALs
+       w = transfer(real(values(cls, 2*n, .false.)), 0, 2*n)
+    case (K_R8)
+       w = transfer(dble(values(cls, n, .false.)), 0, 2*n)
+    case (K_C8)
+       w = transfer(dble(values(cls, 2*n, .false.)), 0, 4*n)
     case (K_LOG)
        w = transfer(rand_range(n, 0_8, 1_8) == 1, 0, n)
     case (K_2I)
