@@ -10,8 +10,10 @@ namespace {
 
 using enum Collective;
 
-#define OVERPASS_PMPI(c) \
-  Algorithm { c, kPmpiName, "the MPI library's own implementation (PMPI)", nullptr }
+#define OVERPASS_PMPI(c)                                                 \
+  Algorithm {                                                            \
+    c, kPmpiName, "the MPI library's own implementation (PMPI)", nullptr \
+  }
 
 constexpr std::array kAlgorithms = {
     OVERPASS_PMPI(kAllreduce),
@@ -53,9 +55,13 @@ constexpr auto kNames = makeNames();
 
 }  // namespace
 
-std::span<const Algorithm> algorithms() { return kAlgorithms; }
+std::span<const Algorithm> algorithms() {
+  return kAlgorithms;
+}
 
-std::size_t algorithmId(const Algorithm& a) { return &a - kAlgorithms.data(); }
+std::size_t algorithmId(const Algorithm& a) {
+  return &a - kAlgorithms.data();
+}
 
 const Algorithm* findAlgorithm(Collective coll, std::string_view name) {
   for (const Algorithm& a : kAlgorithms)
@@ -63,8 +69,12 @@ const Algorithm* findAlgorithm(Collective coll, std::string_view name) {
   return nullptr;
 }
 
-const Algorithm& pmpiAlgorithm(Collective coll) { return *findAlgorithm(coll, kPmpiName); }
+const Algorithm& pmpiAlgorithm(Collective coll) {
+  return *findAlgorithm(coll, kPmpiName);
+}
 
-std::span<const std::string_view> algorithmNames() { return kNames; }
+std::span<const std::string_view> algorithmNames() {
+  return kNames;
+}
 
 }  // namespace overpass

@@ -9,15 +9,15 @@
 
 namespace overpass {
 
-#define OVERPASS_COLLECTIVES(X)                                                                 \
-  X(kAllreduce, "allreduce")                                                                    \
-  X(kBcast, "bcast")                                                                            \
-  X(kScatter, "scatter")                                                                        \
-  X(kGather, "gather")                                                                          \
-  X(kAlltoall, "alltoall")                                                                      \
-  X(kReduce, "reduce")                                                                          \
-  X(kAllgather, "allgather")                                                                    \
-  X(kReduceScatterBlock, "reduce_scatter_block")                                                \
+#define OVERPASS_COLLECTIVES(X)                  \
+  X(kAllreduce, "allreduce")                     \
+  X(kBcast, "bcast")                             \
+  X(kScatter, "scatter")                         \
+  X(kGather, "gather")                           \
+  X(kAlltoall, "alltoall")                       \
+  X(kReduce, "reduce")                           \
+  X(kAllgather, "allgather")                     \
+  X(kReduceScatterBlock, "reduce_scatter_block") \
   X(kBarrier, "barrier")
 
 enum class Collective : int {
@@ -42,7 +42,9 @@ constexpr std::string_view collectiveName(Collective c) {
   return kCollectiveNames[static_cast<std::size_t>(c)];
 }
 
-constexpr std::size_t index(Collective c) { return static_cast<std::size_t>(c); }
+constexpr std::size_t index(Collective c) {
+  return static_cast<std::size_t>(c);
+}
 
 inline std::optional<Collective> collectiveFromName(std::string_view name) {
   for (std::size_t i = 0; i < kNumCollectives; ++i)

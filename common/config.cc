@@ -78,8 +78,8 @@ bool parseStats(std::string_view value, Config& config) {
 
 constexpr std::array kVars = {
     ConfigVar{"OVERPASS_DISABLE", "0", "0|1 (also yes|no, true|false, on|off)",
-              "Pass every call straight to the MPI library underneath (for A/B comparisons).",
-              true, parseDisable},
+              "Pass every call straight to the MPI library underneath (for A/B comparisons).", true,
+              parseDisable},
     ConfigVar{"OVERPASS_COLLS", "all",
               "all, none, or a comma-separated list of allreduce, bcast, scatter, gather, "
               "alltoall, reduce, allgather, reduce_scatter_block, barrier; a leading ^ excludes "
@@ -100,7 +100,9 @@ constexpr std::array kVars = {
 
 }  // namespace
 
-std::span<const ConfigVar> configVars() { return kVars; }
+std::span<const ConfigVar> configVars() {
+  return kVars;
+}
 
 Environment processEnvironment() {
   Environment env;
@@ -133,8 +135,8 @@ ParsedConfig parseConfig(const Environment& env) {
   ParsedConfig parsed;
   parsed.values.reserve(kVars.size());
   for (const ConfigVar& var : kVars) {
-    const auto it = std::find_if(env.begin(), env.end(),
-                                 [&](const auto& kv) { return kv.first == var.name; });
+    const auto it =
+        std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == var.name; });
     const std::string value = it == env.end() ? std::string(var.defaultValue) : it->second;
     if (!var.parse(value, parsed.config)) {
       parsed.errors.push_back("invalid value '" + value + "' for " + std::string(var.name) +

@@ -25,10 +25,18 @@ constexpr std::array<std::string_view, static_cast<std::size_t>(ReduceOp::kCount
 
 }  // namespace
 
-std::size_t dataTypeSize(DataType t) { return kTypes[static_cast<std::size_t>(t)].size; }
-std::string_view dataTypeName(DataType t) { return kTypes[static_cast<std::size_t>(t)].name; }
-TypeCategory dataTypeCategory(DataType t) { return kTypes[static_cast<std::size_t>(t)].category; }
-std::string_view reduceOpName(ReduceOp op) { return kOps[static_cast<std::size_t>(op)]; }
+std::size_t dataTypeSize(DataType t) {
+  return kTypes[static_cast<std::size_t>(t)].size;
+}
+std::string_view dataTypeName(DataType t) {
+  return kTypes[static_cast<std::size_t>(t)].name;
+}
+TypeCategory dataTypeCategory(DataType t) {
+  return kTypes[static_cast<std::size_t>(t)].category;
+}
+std::string_view reduceOpName(ReduceOp op) {
+  return kOps[static_cast<std::size_t>(op)];
+}
 
 bool isValidReduction(DataType t, ReduceOp op) {
   const TypeCategory c = dataTypeCategory(t);

@@ -9,30 +9,30 @@ namespace overpass {
 
 // X(id, name, size in bytes, category). The size is the element's extent in memory: pair types
 // (MINLOC/MAXLOC) include the padding of the C struct {value; int}.
-#define OVERPASS_DATATYPES(X)                      \
-  X(kInt8, "int8", 1, kInteger)                    \
-  X(kUint8, "uint8", 1, kInteger)                  \
-  X(kInt16, "int16", 2, kInteger)                  \
-  X(kUint16, "uint16", 2, kInteger)                \
-  X(kInt32, "int32", 4, kInteger)                  \
-  X(kUint32, "uint32", 4, kInteger)                \
-  X(kInt64, "int64", 8, kInteger)                  \
-  X(kUint64, "uint64", 8, kInteger)                \
-  X(kFloat, "float", 4, kFloating)                 \
-  X(kDouble, "double", 8, kFloating)               \
-  X(kLongDouble, "long_double", sizeof(long double), kFloating) \
-  X(kComplexFloat, "complex_float", 8, kComplex)   \
-  X(kComplexDouble, "complex_double", 16, kComplex) \
-  X(kBool, "bool", 1, kLogical)                    \
-  X(kLogical32, "logical32", 4, kLogical)          \
-  X(kByte, "byte", 1, kByte)                       \
-  X(kFloatInt, "float_int", 8, kPair)              \
-  X(kDoubleInt, "double_int", 16, kPair)           \
-  X(kLongInt, "long_int", 16, kPair)               \
-  X(kIntInt, "int_int", 8, kPair)                  \
-  X(kShortInt, "short_int", 8, kPair)              \
+#define OVERPASS_DATATYPES(X)                                          \
+  X(kInt8, "int8", 1, kInteger)                                        \
+  X(kUint8, "uint8", 1, kInteger)                                      \
+  X(kInt16, "int16", 2, kInteger)                                      \
+  X(kUint16, "uint16", 2, kInteger)                                    \
+  X(kInt32, "int32", 4, kInteger)                                      \
+  X(kUint32, "uint32", 4, kInteger)                                    \
+  X(kInt64, "int64", 8, kInteger)                                      \
+  X(kUint64, "uint64", 8, kInteger)                                    \
+  X(kFloat, "float", 4, kFloating)                                     \
+  X(kDouble, "double", 8, kFloating)                                   \
+  X(kLongDouble, "long_double", sizeof(long double), kFloating)        \
+  X(kComplexFloat, "complex_float", 8, kComplex)                       \
+  X(kComplexDouble, "complex_double", 16, kComplex)                    \
+  X(kBool, "bool", 1, kLogical)                                        \
+  X(kLogical32, "logical32", 4, kLogical)                              \
+  X(kByte, "byte", 1, kByte)                                           \
+  X(kFloatInt, "float_int", 8, kPair)                                  \
+  X(kDoubleInt, "double_int", 16, kPair)                               \
+  X(kLongInt, "long_int", 16, kPair)                                   \
+  X(kIntInt, "int_int", 8, kPair)                                      \
+  X(kShortInt, "short_int", 8, kPair)                                  \
   X(kLongDoubleInt, "long_double_int", 2 * sizeof(long double), kPair) \
-  X(kFloatFloat, "float_float", 8, kPair)          \
+  X(kFloatFloat, "float_float", 8, kPair)                              \
   X(kDoubleDouble, "double_double", 16, kPair)
 
 enum class TypeCategory { kInteger, kFloating, kComplex, kLogical, kByte, kPair };

@@ -9,8 +9,8 @@
 
 namespace overpass {
 
-#define OVERPASS_FALLBACK_REASONS(X)                                                          \
-  X(kNotInitialized, "not_initialized", "MPI was not initialised through Overpass's wrappers")  \
+#define OVERPASS_FALLBACK_REASONS(X)                                                           \
+  X(kNotInitialized, "not_initialized", "MPI was not initialised through Overpass's wrappers") \
   X(kDisabled, "disabled", "OVERPASS_DISABLE is set")                                          \
   X(kExcluded, "excluded", "the collective is excluded by OVERPASS_COLLS")                     \
   X(kReentry, "reentry", "called from inside Overpass")                                        \

@@ -14,8 +14,7 @@ std::atomic<int> gLevel{static_cast<int>(LogLevel::kWarn)};
 
 namespace {
 
-constexpr std::array<std::string_view, 5> kLevelNames = {"error", "warn", "info", "debug",
-                                                         "trace"};
+constexpr std::array<std::string_view, 5> kLevelNames = {"error", "warn", "info", "debug", "trace"};
 std::mutex gMutex;
 FILE* gFile = nullptr;  // nullptr: stderr
 std::atomic<int> gRank{-1};
@@ -28,7 +27,9 @@ std::optional<LogLevel> logLevelFromName(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view logLevelName(LogLevel level) { return kLevelNames[static_cast<int>(level)]; }
+std::string_view logLevelName(LogLevel level) {
+  return kLevelNames[static_cast<int>(level)];
+}
 
 void logConfigure(LogLevel level, const std::string& file, int rank) {
   std::lock_guard lock(gMutex);
@@ -50,7 +51,8 @@ void logConfigure(LogLevel level, const std::string& file, int rank) {
   }
   gFile = std::fopen(path.c_str(), "a");
   if (!gFile)
-    std::fprintf(stderr, "[overpass %d] warn: cannot open OVERPASS_LOG_FILE '%s'; logging to stderr\n",
+    std::fprintf(stderr,
+                 "[overpass %d] warn: cannot open OVERPASS_LOG_FILE '%s'; logging to stderr\n",
                  rank, path.c_str());
 }
 

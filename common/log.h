@@ -30,8 +30,8 @@ void logWrite(LogLevel level, const char* fmt, ...) __attribute__((format(printf
 
 }  // namespace overpass
 
-#define OVERPASS_LOG_AT(level, ...)                                   \
-  do {                                                                \
+#define OVERPASS_LOG_AT(level, ...)                                              \
+  do {                                                                           \
     if (::overpass::logEnabled(level)) ::overpass::logWrite(level, __VA_ARGS__); \
   } while (0)
 #define OVERPASS_ERROR(...) OVERPASS_LOG_AT(::overpass::LogLevel::kError, __VA_ARGS__)

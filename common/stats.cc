@@ -38,8 +38,7 @@ std::string humanBytes(std::uint64_t b) {
 
 }  // namespace
 
-void Stats::record(Collective coll, std::uint64_t bytes, std::size_t algorithm,
-                   std::uint64_t ns) {
+void Stats::record(Collective coll, std::uint64_t bytes, std::size_t algorithm, std::uint64_t ns) {
   PerCollective& c = colls_[index(coll)];
   c.calls.fetch_add(1, std::memory_order_relaxed);
   c.bytes.fetch_add(bytes, std::memory_order_relaxed);
@@ -123,9 +122,10 @@ std::string formatStatsJson(const StatsReport& report) {
         {"fallbacks", v.fallbacks(c)},
         {"algorithms", algorithms},
         {"fallback_reasons", reasons},
-        {"time_us", {{"min", report.timeMin[c] / 1e3},
-                     {"avg", report.timeSum[c] / report.ranks / 1e3},
-                     {"max", report.timeMax[c] / 1e3}}},
+        {"time_us",
+         {{"min", report.timeMin[c] / 1e3},
+          {"avg", report.timeSum[c] / report.ranks / 1e3},
+          {"max", report.timeMax[c] / 1e3}}},
     };
   }
   nlohmann::ordered_json root = {{"ranks", report.ranks}, {"collectives", collectives}};

@@ -41,8 +41,8 @@ class Stats {
 // Totals over the ranks of the job, as reduced by the shim.
 struct StatsReport {
   int ranks = 1;
-  std::vector<std::uint64_t> counters;  // summed: Stats::counters() layout
-  std::vector<double> timeSum, timeMin, timeMax;  // per collective, ns
+  std::vector<std::uint64_t> counters;               // summed: Stats::counters() layout
+  std::vector<double> timeSum, timeMin, timeMax;     // per collective, ns
   std::span<const std::string_view> algorithmNames;  // registry id -> name
 };
 

@@ -16,18 +16,24 @@ enum class Status : int {
 
 constexpr const char* statusName(Status s) {
   switch (s) {
-    case Status::kOk: return "ok";
-    case Status::kInvalidArgument: return "invalid argument";
-    case Status::kNoMemory: return "out of memory";
-    case Status::kTransportError: return "transport error";
-    case Status::kTimeout: return "timeout";
-    case Status::kInternal: return "internal error";
+    case Status::kOk:
+      return "ok";
+    case Status::kInvalidArgument:
+      return "invalid argument";
+    case Status::kNoMemory:
+      return "out of memory";
+    case Status::kTransportError:
+      return "transport error";
+    case Status::kTimeout:
+      return "timeout";
+    case Status::kInternal:
+      return "internal error";
   }
   return "unknown";
 }
 
-#define OVERPASS_CHECK(expr)                                   \
-  do {                                                         \
+#define OVERPASS_CHECK(expr)                                          \
+  do {                                                                \
     if (::overpass::Status s_ = (expr); s_ != Status::kOk) return s_; \
   } while (0)
 

@@ -8,7 +8,9 @@
 #define OVERPASS_EXPORT extern "C" __attribute__((visibility("default")))
 
 #define OVERPASS_COLLECTIVE(Name, lower, UPPER, coll, params, args) \
-  OVERPASS_EXPORT int MPI_##Name params { return overpass::shim::on##Name args; }
+  OVERPASS_EXPORT int MPI_##Name params {                           \
+    return overpass::shim::on##Name args;                           \
+  }
 #include "shim/intercepted.def"
 
 OVERPASS_EXPORT int MPI_Init(int* argc, char*** argv) {

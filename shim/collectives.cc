@@ -34,8 +34,12 @@ int runAlgorithm(CommState& state, const Algorithm& algorithm, const CollArgs& a
   return algorithm.run(args, team) == Status::kOk ? MPI_SUCCESS : transportError(state);
 }
 
-int commSize(CommState& state) { return state.transport->size(); }
-int commRank(CommState& state) { return state.transport->rank(); }
+int commSize(CommState& state) {
+  return state.transport->size();
+}
+int commRank(CommState& state) {
+  return state.transport->rank();
+}
 
 // ---- Reductions -----------------------------------------------------------------------------
 
@@ -242,8 +246,8 @@ struct GatherCall {
     return std::nullopt;
   }
   int pmpi() const {
-    return PMPI_Gather(b.sendbuf, b.sendcount, b.sendtype, b.recvbuf, b.recvcount, b.recvtype,
-                       root, comm);
+    return PMPI_Gather(b.sendbuf, b.sendcount, b.sendtype, b.recvbuf, b.recvcount, b.recvtype, root,
+                       comm);
   }
   int run(CommState& state, const Algorithm& algorithm) {
     const int size = commSize(state), rank = commRank(state);
@@ -432,8 +436,8 @@ int onReduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatyp
   return dispatch(Collective::kReduce, comm, call);
 }
 
-int onReduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+int onReduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm) {
   ReduceScatterBlockCall call{sendbuf, recvbuf, recvcount, comm, {datatype, op}};
   return dispatch(Collective::kReduceScatterBlock, comm, call);
 }

@@ -40,7 +40,8 @@ int dispatch(Collective coll, MPI_Comm comm, Call& call) {
   std::optional<FallbackReason> reason = globalFallback(coll);
   if (reason && (*reason == FallbackReason::kNotInitialized || *reason == FallbackReason::kReentry))
     return call.pmpi();  // nothing to record: statistics need a running Overpass
-  if (!reason && (comm == MPI_COMM_NULL || !call.valid())) reason = FallbackReason::kInvalidArgument;
+  if (!reason && (comm == MPI_COMM_NULL || !call.valid()))
+    reason = FallbackReason::kInvalidArgument;
   CommState* state = nullptr;
   if (!reason) {
     ReentryGuard guard;
@@ -63,7 +64,8 @@ int dispatch(Collective coll, MPI_Comm comm, Call& call) {
     algorithm = &selectAlgorithm({coll, bytes, size}, rt.config);
     if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
   }
-  const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const auto start =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   int rc;
   if (reason) {
     OVERPASS_DEBUG("%s: MPI library (%s)", collectiveName(coll).data(),
@@ -79,7 +81,8 @@ int dispatch(Collective coll, MPI_Comm comm, Call& call) {
   }
   if (timed) {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::steady_clock::now() - start).count();
+                        std::chrono::steady_clock::now() - start)
+                        .count();
     rt.stats.record(coll, bytes, algorithmId(*algorithm), static_cast<std::uint64_t>(ns));
   }
   return rc;

@@ -40,21 +40,25 @@ const void* buffer(const void* p) {
   }
   return p;
 }
-void* buffer(void* p) { return const_cast<void*>(buffer(static_cast<const void*>(p))); }
+void* buffer(void* p) {
+  return const_cast<void*>(buffer(static_cast<const void*>(p)));
+}
 
 void setError(MPI_Fint* ierror, int rc) {
   if (ierror) *ierror = static_cast<MPI_Fint>(rc);
 }
 
-bool foreign() { return runtime().phase.load() == overpass::shim::Phase::kForeignMpi; }
+bool foreign() {
+  return runtime().phase.load() == overpass::shim::Phase::kForeignMpi;
+}
 
 // Under another MPI library, hand the call to that library's own Fortran binding.
-#define OVERPASS_FORWARD_IF_FOREIGN(lower, ...)                                          \
-  if (foreign()) {                                                                       \
-    static const auto next = reinterpret_cast<decltype(&overpass_f_##lower)>(            \
-        dlsym(RTLD_NEXT, "mpi_" #lower "_"));                                            \
-    if (next) next(__VA_ARGS__);                                                         \
-    return;                                                                              \
+#define OVERPASS_FORWARD_IF_FOREIGN(lower, ...)                                               \
+  if (foreign()) {                                                                            \
+    static const auto next =                                                                  \
+        reinterpret_cast<decltype(&overpass_f_##lower)>(dlsym(RTLD_NEXT, "mpi_" #lower "_")); \
+    if (next) next(__VA_ARGS__);                                                              \
+    return;                                                                                   \
   }
 
 }  // namespace
@@ -100,11 +104,10 @@ void overpass_f_gather(const void* sendbuf, const MPI_Fint* sendcount, const MPI
 void overpass_f_alltoall(const void* sendbuf, const MPI_Fint* sendcount, const MPI_Fint* sendtype,
                          void* recvbuf, const MPI_Fint* recvcount, const MPI_Fint* recvtype,
                          const MPI_Fint* comm, MPI_Fint* ierror) {
-  OVERPASS_FORWARD_IF_FOREIGN(alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                              recvtype, comm, ierror)
-  setError(ierror, overpass::shim::onAlltoall(buffer(sendbuf), *sendcount,
-                                              PMPI_Type_f2c(*sendtype), buffer(recvbuf),
-                                              *recvcount, PMPI_Type_f2c(*recvtype),
+  OVERPASS_FORWARD_IF_FOREIGN(alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              comm, ierror)
+  setError(ierror, overpass::shim::onAlltoall(buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype),
+                                              buffer(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype),
                                               PMPI_Comm_f2c(*comm)));
 }
 
@@ -117,25 +120,24 @@ void overpass_f_reduce(const void* sendbuf, void* recvbuf, const MPI_Fint* count
                                             PMPI_Comm_f2c(*comm)));
 }
 
-void overpass_f_allgather(const void* sendbuf, const MPI_Fint* sendcount,
-                          const MPI_Fint* sendtype, void* recvbuf, const MPI_Fint* recvcount,
-                          const MPI_Fint* recvtype, const MPI_Fint* comm, MPI_Fint* ierror) {
-  OVERPASS_FORWARD_IF_FOREIGN(allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                              recvtype, comm, ierror)
-  setError(ierror, overpass::shim::onAllgather(buffer(sendbuf), *sendcount,
-                                               PMPI_Type_f2c(*sendtype), buffer(recvbuf),
-                                               *recvcount, PMPI_Type_f2c(*recvtype),
-                                               PMPI_Comm_f2c(*comm)));
+void overpass_f_allgather(const void* sendbuf, const MPI_Fint* sendcount, const MPI_Fint* sendtype,
+                          void* recvbuf, const MPI_Fint* recvcount, const MPI_Fint* recvtype,
+                          const MPI_Fint* comm, MPI_Fint* ierror) {
+  OVERPASS_FORWARD_IF_FOREIGN(allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              comm, ierror)
+  setError(ierror, overpass::shim::onAllgather(
+                       buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), buffer(recvbuf),
+                       *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)));
 }
 
 void overpass_f_reduce_scatter_block(const void* sendbuf, void* recvbuf, const MPI_Fint* recvcount,
                                      const MPI_Fint* datatype, const MPI_Fint* op,
                                      const MPI_Fint* comm, MPI_Fint* ierror) {
-  OVERPASS_FORWARD_IF_FOREIGN(reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op,
-                              comm, ierror)
-  setError(ierror, overpass::shim::onReduce_scatter_block(
-                       buffer(sendbuf), buffer(recvbuf), *recvcount, PMPI_Type_f2c(*datatype),
-                       PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm)));
+  OVERPASS_FORWARD_IF_FOREIGN(reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm,
+                              ierror)
+  setError(ierror, overpass::shim::onReduce_scatter_block(buffer(sendbuf), buffer(recvbuf),
+                                                          *recvcount, PMPI_Type_f2c(*datatype),
+                                                          PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm)));
 }
 
 void overpass_f_barrier(const MPI_Fint* comm, MPI_Fint* ierror) {
@@ -165,15 +167,15 @@ void overpass_f_init_thread(const MPI_Fint* required, MPI_Fint* provided, MPI_Fi
   setError(ierror, rc);
 }
 
-#define OVERPASS_FORTRAN_NAMES(lower, UPPER)                                         \
-  __attribute__((visibility("default"))) decltype(overpass_f_##lower) mpi_##lower      \
-      __attribute__((alias("overpass_f_" #lower)));                                  \
-  __attribute__((visibility("default"))) decltype(overpass_f_##lower) mpi_##lower##_   \
-      __attribute__((alias("overpass_f_" #lower)));                                  \
-  __attribute__((visibility("default"))) decltype(overpass_f_##lower) mpi_##lower##__  \
-      __attribute__((alias("overpass_f_" #lower)));                                  \
-  __attribute__((visibility("default"))) decltype(overpass_f_##lower) MPI_##UPPER      \
-      __attribute__((alias("overpass_f_" #lower)));                                  \
+#define OVERPASS_FORTRAN_NAMES(lower, UPPER)                                             \
+  __attribute__((visibility("default"))) decltype(overpass_f_##lower) mpi_##lower        \
+      __attribute__((alias("overpass_f_" #lower)));                                      \
+  __attribute__((visibility("default"))) decltype(overpass_f_##lower) mpi_##lower##_     \
+      __attribute__((alias("overpass_f_" #lower)));                                      \
+  __attribute__((visibility("default"))) decltype(overpass_f_##lower) mpi_##lower##__    \
+      __attribute__((alias("overpass_f_" #lower)));                                      \
+  __attribute__((visibility("default"))) decltype(overpass_f_##lower) MPI_##UPPER        \
+      __attribute__((alias("overpass_f_" #lower)));                                      \
   __attribute__((visibility("default"))) decltype(overpass_f_##lower) mpi_##lower##_f08_ \
       __attribute__((alias("overpass_f_" #lower)));
 

@@ -44,8 +44,8 @@ Status PmpiTransport::exchange(std::span<const P2POp> ops, int tag) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     PMPI_Error_string(rc, text, &len);
-    OVERPASS_ERROR("point-to-point exchange of %zu operation(s) with tag %d failed: %s",
-                   ops.size(), tag, text);
+    OVERPASS_ERROR("point-to-point exchange of %zu operation(s) with tag %d failed: %s", ops.size(),
+                   tag, text);
     return Status::kTransportError;
   }
   return Status::kOk;
@@ -58,8 +58,8 @@ PmpiBootstrap::PmpiBootstrap(MPI_Comm comm) : comm_(comm) {
 
 Status PmpiBootstrap::allgather(const void* in, void* out, std::size_t bytes) {
   if (bytes > INT_MAX) return Status::kInvalidArgument;
-  const int rc = PMPI_Allgather(in, static_cast<int>(bytes), MPI_BYTE, out,
-                                static_cast<int>(bytes), MPI_BYTE, comm_);
+  const int rc = PMPI_Allgather(in, static_cast<int>(bytes), MPI_BYTE, out, static_cast<int>(bytes),
+                                MPI_BYTE, comm_);
   return rc == MPI_SUCCESS ? Status::kOk : Status::kTransportError;
 }
 

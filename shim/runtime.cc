@@ -66,7 +66,8 @@ void agreeOnConfiguration(const ParsedConfig& parsed, Bootstrap& bootstrap) {
   if (const int r = firstRankWith(0); r >= 0) {
     if (r == me) {
       for (const std::string& e : parsed.errors) OVERPASS_ERROR("%s", e.c_str());
-      OVERPASS_ERROR("stopping the job: fix the value%s above", parsed.errors.size() > 1 ? "s" : "");
+      OVERPASS_ERROR("stopping the job: fix the value%s above",
+                     parsed.errors.size() > 1 ? "s" : "");
     }
     stopJob();
   }
@@ -89,8 +90,8 @@ void reportStatistics(Runtime& rt) {
   std::vector<double> times = rt.stats.times(), sums(times.size()), mins(times.size()),
                       maxs(times.size());
   const int n = static_cast<int>(times.size());
-  PMPI_Reduce(counters.data(), counterSums.data(), static_cast<int>(counters.size()),
-              MPI_UINT64_T, MPI_SUM, 0, rt.world);
+  PMPI_Reduce(counters.data(), counterSums.data(), static_cast<int>(counters.size()), MPI_UINT64_T,
+              MPI_SUM, 0, rt.world);
   PMPI_Reduce(times.data(), sums.data(), n, MPI_DOUBLE, MPI_SUM, 0, rt.world);
   PMPI_Reduce(times.data(), mins.data(), n, MPI_DOUBLE, MPI_MIN, 0, rt.world);
   PMPI_Reduce(times.data(), maxs.data(), n, MPI_DOUBLE, MPI_MAX, 0, rt.world);

@@ -8,7 +8,9 @@ namespace overpass::shim {
 namespace {
 
 // Elements per PMPI_Pack call, so that positions stay within int.
-int chunkElements(int size) { return std::max(1, (1 << 30) / std::max(size, 1)); }
+int chunkElements(int size) {
+  return std::max(1, (1 << 30) / std::max(size, 1));
+}
 
 }  // namespace
 
@@ -18,8 +20,7 @@ std::size_t packedBytes(int count, MPI_Datatype type) {
   return static_cast<std::size_t>(count) * static_cast<std::size_t>(size);
 }
 
-int StagedBuffer::init(const void* buf, int count, MPI_Datatype type, Scratch& staging,
-                       int slot) {
+int StagedBuffer::init(const void* buf, int count, MPI_Datatype type, Scratch& staging, int slot) {
   buf_ = const_cast<void*>(buf);
   count_ = count;
   type_ = type;
@@ -64,9 +65,9 @@ int StagedBuffer::unpack() const {
   for (int first = 0; first < count_; first += step) {
     const int n = std::min(step, count_ - first);
     int position = 0;
-    const int rc = PMPI_Unpack(static_cast<char*>(data_) + static_cast<std::size_t>(first) * size,
-                               n * size, &position, static_cast<char*>(buf_) + first * extent_, n,
-                               type_, MPI_COMM_SELF);
+    const int rc =
+        PMPI_Unpack(static_cast<char*>(data_) + static_cast<std::size_t>(first) * size, n * size,
+                    &position, static_cast<char*>(buf_) + first * extent_, n, type_, MPI_COMM_SELF);
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;

@@ -18,8 +18,7 @@ void printMarkdown() {
   std::printf("| Variable | Default | Accepted | Meaning |\n|---|---|---|---|\n");
   for (const ConfigVar& v : configVars())
     std::printf("| `%s` | `%s` | %s | %s%s |\n", v.name.data(), v.defaultValue.data(),
-                v.accepted.data(), v.help.data(),
-                v.agreed ? " Must be equal on every rank." : "");
+                v.accepted.data(), v.help.data(), v.agreed ? " Must be equal on every rank." : "");
 }
 
 }  // namespace

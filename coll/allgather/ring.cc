@@ -12,13 +12,15 @@ Status allgatherRing(const CollArgs& args, Team& team) {
   const int rank = team.rank(), size = team.size();
   const int tag = static_cast<int>(args.coll);
   auto* out = static_cast<unsigned char*>(args.recvbuf);
-  auto block = [&](int i) { return out + static_cast<std::size_t>((i + size) % size) * args.bytes; };
+  auto block = [&](int i) {
+    return out + static_cast<std::size_t>((i + size) % size) * args.bytes;
+  };
   if (block(rank) != args.sendbuf && args.bytes) std::memcpy(block(rank), args.sendbuf, args.bytes);
   if (args.bytes == 0) return Status::kOk;
   const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   for (int s = 1; s < size; ++s)
-    OVERPASS_CHECK(team.transport.sendrecv(block(rank - s + 1), args.bytes, right,
-                                           block(rank - s), args.bytes, left, tag));
+    OVERPASS_CHECK(team.transport.sendrecv(block(rank - s + 1), args.bytes, right, block(rank - s),
+                                           args.bytes, left, tag));
   return Status::kOk;
 }
 

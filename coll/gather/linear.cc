@@ -19,8 +19,8 @@ Status gatherLinear(const CollArgs& args, Team& team) {
   std::vector<P2POp> ops;
   ops.reserve(size);
   for (int i = 0; i < size; ++i)
-    if (i != rank) ops.push_back(P2POp::recv(out + static_cast<std::size_t>(i) * args.bytes,
-                                             args.bytes, i));
+    if (i != rank)
+      ops.push_back(P2POp::recv(out + static_cast<std::size_t>(i) * args.bytes, args.bytes, i));
   return team.transport.exchange(ops, tag);
 }
 

@@ -64,8 +64,8 @@ std::string nameOf(const ::testing::TestParamInfo<const Algorithm*>& info) {
   return std::string(collectiveName(info.param->coll)) + "_" + std::string(info.param->name);
 }
 
-#define OVERPASS_ALGORITHM_SUITE(Suite, coll)                                   \
-  class Suite : public AlgorithmTest {};                                         \
+#define OVERPASS_ALGORITHM_SUITE(Suite, coll) \
+  class Suite : public AlgorithmTest {};      \
   INSTANTIATE_TEST_SUITE_P(Registered, Suite, ::testing::ValuesIn(algorithmsOf(coll)), nameOf)
 
 OVERPASS_ALGORITHM_SUITE(Allreduce, Collective::kAllreduce);

@@ -5,7 +5,9 @@
 namespace overpass {
 namespace {
 
-ParsedConfig parse(Environment env) { return parseConfig(env); }
+ParsedConfig parse(Environment env) {
+  return parseConfig(env);
+}
 
 TEST(Config, DefaultsWhenUnset) {
   const ParsedConfig p = parse({});
@@ -102,7 +104,7 @@ TEST(Config, AgreementHashesCoverOnlyAgreedVariables) {
   const auto base = agreementHashes(parse({}));
   const auto vars = configVars();
   for (std::size_t i = 0; i < vars.size(); ++i) {
-    const std::string other = vars[i].name == "OVERPASS_LOG" ? "debug"
+    const std::string other = vars[i].name == "OVERPASS_LOG"     ? "debug"
                               : vars[i].name == "OVERPASS_COLLS" ? "bcast"
                                                                  : "1";
     const auto changed = agreementHashes(parse({{std::string(vars[i].name), other}}));

@@ -31,11 +31,14 @@ TEST(ReduceKernels, IntegerSumWrapsInsteadOfSaturating) {
 
 TEST(ReduceKernels, ArithmeticAndBitwise) {
   std::vector<std::int32_t> a{1, -2, 3, 0b1100}, b{4, 5, -6, 0b1010};
-  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kSum), (std::vector<std::int32_t>{5, 3, -3, 22}));
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kSum),
+            (std::vector<std::int32_t>{5, 3, -3, 22}));
   EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kProd),
             (std::vector<std::int32_t>{4, -10, -18, 120}));
-  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kMin), (std::vector<std::int32_t>{1, -2, -6, 10}));
-  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kMax), (std::vector<std::int32_t>{4, 5, 3, 12}));
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kMin),
+            (std::vector<std::int32_t>{1, -2, -6, 10}));
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kMax),
+            (std::vector<std::int32_t>{4, 5, 3, 12}));
   EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kBand)[3], 0b1000);
   EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kBor)[3], 0b1110);
   EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kBxor)[3], 0b0110);
@@ -53,10 +56,14 @@ TEST(ReduceKernels, ArithmeticAndBitwise) {
 
 TEST(ReduceKernels, LogicalYieldZeroOrOne) {
   std::vector<std::int32_t> a{0, 7, 0, -3}, b{0, 0, 5, 9};
-  EXPECT_EQ(reduce(a, b, DataType::kLogical32, ReduceOp::kLand), (std::vector<std::int32_t>{0, 0, 0, 1}));
-  EXPECT_EQ(reduce(a, b, DataType::kLogical32, ReduceOp::kLor), (std::vector<std::int32_t>{0, 1, 1, 1}));
-  EXPECT_EQ(reduce(a, b, DataType::kLogical32, ReduceOp::kLxor), (std::vector<std::int32_t>{0, 1, 1, 0}));
-  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kLor), (std::vector<std::int32_t>{0, 1, 1, 1}));
+  EXPECT_EQ(reduce(a, b, DataType::kLogical32, ReduceOp::kLand),
+            (std::vector<std::int32_t>{0, 0, 0, 1}));
+  EXPECT_EQ(reduce(a, b, DataType::kLogical32, ReduceOp::kLor),
+            (std::vector<std::int32_t>{0, 1, 1, 1}));
+  EXPECT_EQ(reduce(a, b, DataType::kLogical32, ReduceOp::kLxor),
+            (std::vector<std::int32_t>{0, 1, 1, 0}));
+  EXPECT_EQ(reduce(a, b, DataType::kInt32, ReduceOp::kLor),
+            (std::vector<std::int32_t>{0, 1, 1, 1}));
   std::vector<std::uint8_t> c{0, 1, 1}, d{1, 1, 0};
   EXPECT_EQ(reduce(c, d, DataType::kBool, ReduceOp::kLand), (std::vector<std::uint8_t>{0, 1, 0}));
 }

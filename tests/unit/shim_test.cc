@@ -121,8 +121,8 @@ TEST(Library, ExportsExactlyTheInterceptionList) {
 }
 
 TEST(Library, DependsOnNoCxxRuntimeAndNoCuda) {
-  const std::string needed = run(std::string("objdump -p ") + OVERPASS_LIBRARY_PATH +
-                                 " | grep NEEDED");
+  const std::string needed =
+      run(std::string("objdump -p ") + OVERPASS_LIBRARY_PATH + " | grep NEEDED");
   EXPECT_NE(needed.find("libmpi.so"), std::string::npos) << needed;
   for (const char* lib : {"libstdc++", "libgcc_s", "libcuda", "libcudart"})
     EXPECT_EQ(needed.find(lib), std::string::npos) << lib << " in\n" << needed;
