@@ -15,6 +15,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <new>
 #include <optional>
 
 #include "coll/registry.h"
@@ -35,7 +37,7 @@ int raiseError(MPI_Comm comm, int code);
 //   int pmpi() const;                                // the MPI library's collective
 //   int run(CommState&, const Algorithm&);           // an Overpass algorithm; MPI error code
 template <class Call>
-int dispatch(Collective coll, MPI_Comm comm, Call& call) {
+int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   Runtime& rt = runtime();
   std::optional<FallbackReason> reason = globalFallback(coll);
   if (reason && (*reason == FallbackReason::kNotInitialized || *reason == FallbackReason::kReentry))
@@ -86,6 +88,21 @@ int dispatch(Collective coll, MPI_Comm comm, Call& call) {
     rt.stats.record(coll, bytes, algorithmId(*algorithm), static_cast<std::uint64_t>(ns));
   }
   return rc;
+}
+
+// Exceptions never cross the C ABI: an allocation failure becomes MPI_ERR_NO_MEM, raised through
+// the communicator's error handler like any MPI error.
+template <class Call>
+int dispatch(Collective coll, MPI_Comm comm, Call& call) {
+  try {
+    return dispatchUnguarded(coll, comm, call);
+  } catch (const std::bad_alloc&) {
+    OVERPASS_ERROR("%s: out of memory", collectiveName(coll).data());
+    return raiseError(comm, MPI_ERR_NO_MEM);
+  } catch (const std::exception& e) {
+    OVERPASS_ERROR("%s: internal error: %s", collectiveName(coll).data(), e.what());
+    return raiseError(comm, MPI_ERR_INTERN);
+  }
 }
 
 }  // namespace overpass::shim

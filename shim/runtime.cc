@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 #include "coll/registry.h"
@@ -36,6 +37,8 @@ __attribute__((constructor)) void checkMpiLibrary() {
                "'%.*s'; Overpass passes every call through untouched\n",
                newline ? static_cast<int>(newline - version) : len, version);
 }
+
+void initializeUnguarded(int providedThreadLevel);
 
 [[noreturn]] void stopJob() {
   PMPI_Finalize();
@@ -129,6 +132,19 @@ int finalizeRuntime(MPI_Comm, int, void*, void*) {
 }  // namespace
 
 void initializeRuntime(int providedThreadLevel) {
+  try {
+    initializeUnguarded(providedThreadLevel);
+  } catch (const std::exception& e) {  // never across the C ABI
+    // The other ranks may have finished their set-up and would take Overpass's paths while this
+    // one could not: stopping is the only way to avoid a hang.
+    OVERPASS_ERROR("initialisation failed (%s); aborting the job", e.what());
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+namespace {
+
+void initializeUnguarded(int providedThreadLevel) {
   Runtime& rt = runtime();
   if (rt.phase != Phase::kBeforeInit) return;
   ReentryGuard guard;
@@ -148,14 +164,15 @@ void initializeRuntime(int providedThreadLevel) {
       PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalizeRuntime, &rt.selfKeyval, nullptr) !=
           MPI_SUCCESS ||
       PMPI_Comm_set_attr(MPI_COMM_SELF, rt.selfKeyval, nullptr) != MPI_SUCCESS) {
-    OVERPASS_ERROR("cannot create MPI attributes; Overpass passes every call through");
-    rt.phase = Phase::kDisabled;
-    return;
+    OVERPASS_ERROR("cannot create MPI attributes; aborting the job (ranks would diverge)");
+    PMPI_Abort(MPI_COMM_WORLD, 1);
   }
   rt.phase = rt.config.disable ? Phase::kDisabled : Phase::kActive;
   OVERPASS_INFO("initialised: %d ranks, thread level %d, %s", rt.worldSize, providedThreadLevel,
                 rt.config.disable ? "disabled (pass-through)" : "active");
 }
+
+}  // namespace
 
 std::optional<FallbackReason> globalFallback(Collective coll) {
   const Runtime& rt = runtime();
