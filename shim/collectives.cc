@@ -94,6 +94,7 @@ struct Reduction {
     if (lb != 0 || trueLb != 0 || trueExtent != extent || extent <= 0)
       return FallbackReason::kDerivedTypeUserOp;
     elementBytes = static_cast<std::size_t>(extent);
+    OVERPASS_DEBUG("user-defined commutative operation: applied through MPI_Reduce_local");
     userContext = {mpiType, mpiOp, extent};
     user = {applyUserOp, &userContext, true};
     return std::nullopt;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/log.h"
 #include "shim/type_map.h"
 
 namespace overpass::shim {
@@ -38,6 +39,9 @@ int StagedBuffer::init(const void* buf, int count, MPI_Datatype type, Scratch& s
     staged_ = !(lb == 0 && trueLb == 0 && extent_ == size && trueExtent == size) && count > 0;
   }
   data_ = staged_ ? staging.get(slot, bytes_) : buf_;
+  if (staged_)
+    OVERPASS_DEBUG("non-contiguous datatype: %d element(s) staged through a %zu-byte copy", count,
+                   bytes_);
   return MPI_SUCCESS;
 }
 
