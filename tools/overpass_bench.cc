@@ -1,0 +1,1059 @@
+// overpass-bench: a collective benchmark for plain MPI programs, in the manner of nccl-tests and
+// the OSU micro-benchmarks. It links only MPI, so the same binary run with and without
+// LD_PRELOAD=liboverpass.so compares Overpass with the MPI library's own collectives. Sizes
+// follow nccl-tests; with -c 1 every (collective, size, in-place mode) is followed by one call on
+// fresh data whose result each rank checks exactly against values it regenerates locally.
+#include <mpi.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#ifdef OVERPASS_BENCH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace overpass::bench {
+namespace {
+
+constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kAlign = 4096;                        // buffer alignment and rotation stride
+constexpr std::size_t kDefaultLlcBytes = 64 * kKiB * kKiB;  // when sysfs does not say
+constexpr std::size_t kFillChunkBytes = kKiB * kKiB;
+constexpr std::int64_t kMaxRange = std::int64_t{1} << 20;  // largest |value| the checks use
+constexpr int kExitWrong = 1;
+constexpr int kExitUsage = 2;
+const MPI_Comm kComm = MPI_COMM_WORLD;  // an address, but not a constant expression
+
+// ---------------------------------------------------------------------------------------------
+// Element types and operations.
+
+enum class DataType { kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kFloat, kDouble };
+enum class ReduceOp { kSum, kProd, kMin, kMax };
+
+struct TypeInfo {
+  DataType type;
+  const char* name;
+  MPI_Datatype mpi;
+  std::size_t size;
+  bool isSigned;
+  // Largest magnitude every value and every partial result of a check stays within: exact in the
+  // type and below its maximum, which is the sentinel for "not written".
+  std::int64_t exactLimit;
+};
+
+const std::vector<TypeInfo>& typeTable() {
+  static const std::vector<TypeInfo> table = {
+      {DataType::kInt8, "int8", MPI_INT8_T, 1, true, 126},
+      {DataType::kUint8, "uint8", MPI_UINT8_T, 1, false, 254},
+      {DataType::kInt32, "int32", MPI_INT32_T, 4, true,
+       std::numeric_limits<std::int32_t>::max() - 1},
+      {DataType::kUint32, "uint32", MPI_UINT32_T, 4, false,
+       std::int64_t{std::numeric_limits<std::uint32_t>::max()} - 1},
+      {DataType::kInt64, "int64", MPI_INT64_T, 8, true, std::int64_t{1} << 62},
+      {DataType::kUint64, "uint64", MPI_UINT64_T, 8, false, std::int64_t{1} << 62},
+      {DataType::kFloat, "float", MPI_FLOAT, 4, true, std::int64_t{1} << 24},
+      {DataType::kDouble, "double", MPI_DOUBLE, 8, true, std::int64_t{1} << 53},
+  };
+  return table;
+}
+
+struct OpInfo {
+  ReduceOp op;
+  const char* name;
+  MPI_Op mpi;
+};
+
+const std::vector<OpInfo>& opTable() {
+  static const std::vector<OpInfo> table = {
+      {ReduceOp::kSum, "sum", MPI_SUM},
+      {ReduceOp::kProd, "prod", MPI_PROD},
+      {ReduceOp::kMin, "min", MPI_MIN},
+      {ReduceOp::kMax, "max", MPI_MAX},
+  };
+  return table;
+}
+
+// Calls f.operator()<T>() with the C++ type of t.
+template <typename F>
+decltype(auto) withType(DataType t, F&& f) {
+  switch (t) {
+    case DataType::kInt8:
+      return f.template operator()<std::int8_t>();
+    case DataType::kUint8:
+      return f.template operator()<std::uint8_t>();
+    case DataType::kInt32:
+      return f.template operator()<std::int32_t>();
+    case DataType::kUint32:
+      return f.template operator()<std::uint32_t>();
+    case DataType::kInt64:
+      return f.template operator()<std::int64_t>();
+    case DataType::kUint64:
+      return f.template operator()<std::uint64_t>();
+    case DataType::kFloat:
+      return f.template operator()<float>();
+    case DataType::kDouble:
+      break;
+  }
+  return f.template operator()<double>();
+}
+
+std::int64_t combine(ReduceOp op, std::int64_t a, std::int64_t b) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return a + b;
+    case ReduceOp::kProd:
+      return a * b;
+    case ReduceOp::kMin:
+      return std::min(a, b);
+    case ReduceOp::kMax:
+      break;
+  }
+  return std::max(a, b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Collectives.
+
+enum class Coll {
+  kAllreduce,
+  kBcast,
+  kReduce,
+  kScatter,
+  kGather,
+  kAllgather,
+  kAlltoall,
+  kReduceScatterBlock,
+  kBarrier
+};
+
+struct CollInfo {
+  Coll coll;
+  const char* name;
+  bool reduces;
+  bool rooted;
+  bool hasInPlace;  // MPI defines an MPI_IN_PLACE form
+  bool blocks;      // the size is split into one block per rank
+};
+
+// The order of --coll all.
+constexpr CollInfo kColls[] = {
+    {Coll::kAllreduce, "allreduce", true, false, true, false},
+    {Coll::kBcast, "bcast", false, true, false, false},
+    {Coll::kReduce, "reduce", true, true, true, false},
+    {Coll::kScatter, "scatter", false, true, true, true},
+    {Coll::kGather, "gather", false, true, true, true},
+    {Coll::kAllgather, "allgather", false, false, true, true},
+    {Coll::kAlltoall, "alltoall", false, false, true, true},
+    {Coll::kReduceScatterBlock, "reduce_scatter_block", true, false, true, true},
+    {Coll::kBarrier, "barrier", false, false, false, false},
+};
+
+const CollInfo& collInfo(Coll c) {
+  return kColls[static_cast<int>(c)];
+}
+
+// busbw = algbw * factor, the nccl-tests convention.
+double busFactor(Coll c, int np) {
+  const double n = np;
+  switch (c) {
+    case Coll::kAllreduce:
+      return 2.0 * (n - 1) / n;
+    case Coll::kScatter:
+    case Coll::kGather:
+    case Coll::kAllgather:
+    case Coll::kAlltoall:
+    case Coll::kReduceScatterBlock:
+      return (n - 1) / n;
+    case Coll::kBcast:
+    case Coll::kReduce:
+      return 1.0;
+    case Coll::kBarrier:
+      break;
+  }
+  return 0.0;
+}
+
+// One size of one collective, in nccl-tests terms.
+struct Shape {
+  std::size_t bytes = 0;      // the reported size
+  std::size_t count = 0;      // bytes / type size
+  std::size_t block = 0;      // the MPI count argument
+  std::size_t sendBytes = 0;  // span of the send buffer on the rank that uses most
+  std::size_t recvBytes = 0;  // span of the receive buffer (in-place forms included)
+};
+
+// Empty when the size holds no element (per rank, for the block collectives).
+std::optional<Shape> makeShape(Coll c, std::size_t requested, std::size_t typeSize, int np) {
+  Shape s;
+  if (c == Coll::kBarrier) return s;
+  const std::size_t n = static_cast<std::size_t>(np);
+  if (!collInfo(c).blocks) {
+    s.count = requested / typeSize;
+    if (s.count == 0) return std::nullopt;
+    s.block = s.count;
+    s.bytes = s.count * typeSize;
+    s.sendBytes = s.recvBytes = s.bytes;
+    return s;
+  }
+  s.block = requested / typeSize / n;
+  if (s.block == 0) return std::nullopt;
+  s.count = s.block * n;
+  s.bytes = s.count * typeSize;
+  const std::size_t blockBytes = s.block * typeSize;
+  switch (c) {
+    case Coll::kScatter:
+      s.sendBytes = s.bytes;
+      s.recvBytes = blockBytes;
+      break;
+    case Coll::kGather:
+    case Coll::kAllgather:
+      s.sendBytes = blockBytes;
+      s.recvBytes = s.bytes;
+      break;
+    default:  // alltoall; reduce_scatter_block (whose in-place form needs the whole vector)
+      s.sendBytes = s.recvBytes = s.bytes;
+      break;
+  }
+  return s;
+}
+
+struct Call {
+  Coll coll;
+  bool inPlace;
+  MPI_Datatype type;
+  MPI_Op op;
+  int root;
+  int rank;
+  int count;
+};
+
+// The call under test. Buffers that MPI ignores on this rank are passed as NULL.
+void invoke(const Call& k, void* send, void* recv) {
+  const bool isRoot = k.rank == k.root;
+  switch (k.coll) {
+    case Coll::kAllreduce:
+      MPI_Allreduce(k.inPlace ? MPI_IN_PLACE : send, recv, k.count, k.type, k.op, kComm);
+      break;
+    case Coll::kBcast:
+      MPI_Bcast(recv, k.count, k.type, k.root, kComm);
+      break;
+    case Coll::kReduce:
+      MPI_Reduce(k.inPlace && isRoot ? MPI_IN_PLACE : send, isRoot ? recv : nullptr, k.count,
+                 k.type, k.op, k.root, kComm);
+      break;
+    case Coll::kScatter:
+      MPI_Scatter(isRoot ? send : nullptr, k.count, k.type,
+                  k.inPlace && isRoot ? MPI_IN_PLACE : recv, k.count, k.type, k.root, kComm);
+      break;
+    case Coll::kGather:
+      MPI_Gather(k.inPlace && isRoot ? MPI_IN_PLACE : send, k.count, k.type,
+                 isRoot ? recv : nullptr, k.count, k.type, k.root, kComm);
+      break;
+    case Coll::kAllgather:
+      MPI_Allgather(k.inPlace ? MPI_IN_PLACE : send, k.count, k.type, recv, k.count, k.type, kComm);
+      break;
+    case Coll::kAlltoall:
+      MPI_Alltoall(k.inPlace ? MPI_IN_PLACE : send, k.count, k.type, recv, k.count, k.type, kComm);
+      break;
+    case Coll::kReduceScatterBlock:
+      MPI_Reduce_scatter_block(k.inPlace ? MPI_IN_PLACE : send, recv, k.count, k.type, k.op, kComm);
+      break;
+    case Coll::kBarrier:
+      MPI_Barrier(kComm);
+      break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory: where the buffers under test live. The seam for device memory: the benchmark touches
+// its buffers only through this interface (staging on the host for the checks).
+
+class Memory {
+ public:
+  virtual ~Memory() = default;
+  virtual void* allocate(std::size_t bytes) = 0;  // nullptr on failure
+  virtual void release(void* p) = 0;
+  virtual void copyIn(void* dst, const void* hostSrc, std::size_t bytes) = 0;
+  virtual void copyOut(void* hostDst, const void* src, std::size_t bytes) = 0;
+};
+
+class HostMemory final : public Memory {
+ public:
+  void* allocate(std::size_t bytes) override {
+    void* p = nullptr;
+    return posix_memalign(&p, kAlign, std::max(bytes, kAlign)) == 0 ? p : nullptr;
+  }
+  void release(void* p) override { std::free(p); }
+  void copyIn(void* dst, const void* hostSrc, std::size_t bytes) override {
+    std::memcpy(dst, hostSrc, bytes);
+  }
+  void copyOut(void* hostDst, const void* src, std::size_t bytes) override {
+    std::memcpy(hostDst, src, bytes);
+  }
+};
+
+#ifdef OVERPASS_BENCH_CUDA
+// Device memory for a CUDA-aware MPI library: one device per node-local rank.
+class CudaMemory final : public Memory {
+ public:
+  CudaMemory() {
+    MPI_Comm node;
+    MPI_Comm_split_type(kComm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int localRank = 0;
+    MPI_Comm_rank(node, &localRank);
+    MPI_Comm_free(&node);
+    int devices = 0;
+    check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+    if (devices == 0) fail("no CUDA device");
+    check(cudaSetDevice(localRank % devices), "cudaSetDevice");
+  }
+  void* allocate(std::size_t bytes) override {
+    void* p = nullptr;
+    return cudaMalloc(&p, std::max(bytes, kAlign)) == cudaSuccess ? p : nullptr;
+  }
+  void release(void* p) override { cudaFree(p); }
+  void copyIn(void* dst, const void* hostSrc, std::size_t bytes) override {
+    check(cudaMemcpy(dst, hostSrc, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+  void copyOut(void* hostDst, const void* src, std::size_t bytes) override {
+    check(cudaMemcpy(hostDst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  }
+
+ private:
+  static void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) fail((std::string(what) + ": " + cudaGetErrorString(e)).c_str());
+  }
+  [[noreturn]] static void fail(const char* what) {
+    std::fprintf(stderr, "overpass-bench: %s\n", what);
+    MPI_Abort(kComm, kExitUsage);
+    std::abort();
+  }
+};
+#endif
+
+// Empty, with *error set, when the kind is unknown or not compiled in.
+std::unique_ptr<Memory> makeMemory(std::string_view kind, std::string* error) {
+  if (kind == "host") return std::make_unique<HostMemory>();
+#ifdef OVERPASS_BENCH_CUDA
+  if (kind == "cuda") return std::make_unique<CudaMemory>();
+#else
+  if (kind == "cuda") {
+    *error = "--memory cuda: this build has no CUDA support (compile with OVERPASS_BENCH_CUDA)";
+    return nullptr;
+  }
+#endif
+  *error = "--memory: unknown kind '" + std::string(kind) + "'";
+  return nullptr;
+}
+
+// A send and a receive region. Hot: every call uses offset 0. Cold: each call takes the next
+// slot of a cursor that walks the whole pool (both regions together exceed twice the
+// last-level cache), across sizes and collectives, so no call finds its buffers in the cache.
+class BufferPool {
+ public:
+  struct Set {
+    void* send;
+    void* recv;
+  };
+
+  BufferPool(Memory& memory, std::size_t capacity, bool cold)
+      : memory_(memory), capacity_(capacity), cold_(cold) {
+    send_ = static_cast<char*>(memory_.allocate(capacity_));
+    recv_ = static_cast<char*>(memory_.allocate(capacity_));
+  }
+  ~BufferPool() {
+    if (send_) memory_.release(send_);
+    if (recv_) memory_.release(recv_);
+  }
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+
+  bool ok() const { return send_ && recv_; }
+  std::size_t capacity() const { return capacity_; }
+
+  // Fills both regions with valid small values so timed calls never meet NaN or denormals.
+  template <typename T>
+  void fillQuiet() {
+    const std::size_t chunkBytes = std::min(capacity_, kFillChunkBytes);
+    std::vector<T> chunk(chunkBytes / sizeof(T));
+    for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<T>(1 + i % 5);
+    for (char* region : {send_, recv_}) {
+      for (std::size_t off = 0; off < capacity_; off += chunkBytes)
+        memory_.copyIn(region + off, chunk.data(), std::min(chunkBytes, capacity_ - off));
+    }
+  }
+
+  Set next(std::size_t spanBytes) {
+    if (!cold_) return {send_, recv_};
+    const std::size_t stride = (std::max<std::size_t>(spanBytes, 1) + kAlign - 1) / kAlign * kAlign;
+    if (cursor_ + stride > capacity_) cursor_ = 0;
+    const Set s{send_ + cursor_, recv_ + cursor_};
+    cursor_ += stride;
+    return s;
+  }
+
+ private:
+  Memory& memory_;
+  std::size_t capacity_;
+  bool cold_;
+  char* send_ = nullptr;
+  char* recv_ = nullptr;
+  std::size_t cursor_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Check values. Every value is a small integer, exact in every type, and so is every partial
+// result in any order of reduction:
+// - data movement, min and max: values in [-R, R] (signed) or [0, R], R = min(2^20, limit);
+// - sum: the same with R = min(2^20, limit / np), so |sum| <= limit;
+// - prod: values in {1, 2} (times -1 or 1 for signed types); at each index only
+//   `activeRanks` = min(np, log2(limit)) ranks may contribute a 2 (the others contribute +-1), so
+//   |product| <= 2^activeRanks <= limit. With more ranks than that (e.g. > 6 ranks for int8), a
+//   prod check covers only that many factors of 2 per element, rotating over the ranks by index.
+// `limit` is one below the type's maximum, which is the receive-buffer sentinel.
+
+std::uint64_t splitMix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+struct ValueModel {
+  int np = 1;
+  bool isSigned = true;
+  bool prod = false;
+  int activeRanks = 1;  // ranks that may contribute a non-identity value at one index
+  std::int64_t range = 1;
+
+  // The value of element idx of rank's input vector in the call identified by key.
+  std::int64_t value(std::uint64_t key, int rank, std::size_t idx) const {
+    const std::uint64_t h = splitMix64(key ^ splitMix64((std::uint64_t(rank) << 40) + idx));
+    const bool active =
+        activeRanks >= np || static_cast<int>((idx + static_cast<std::size_t>(rank)) %
+                                              static_cast<std::size_t>(np)) < activeRanks;
+    if (prod) {
+      const std::int64_t magnitude = active && (h & 2) ? 2 : 1;
+      return isSigned && (h & 1) ? -magnitude : magnitude;
+    }
+    if (!active) return 0;
+    const std::uint64_t r = static_cast<std::uint64_t>(range);
+    if (isSigned) return static_cast<std::int64_t>((h >> 2) % (2 * r + 1)) - range;
+    return static_cast<std::int64_t>((h >> 2) % (r + 1));
+  }
+};
+
+ValueModel makeValueModel(const TypeInfo& t, std::optional<ReduceOp> op, int np) {
+  ValueModel m;
+  m.np = np;
+  m.isSigned = t.isSigned;
+  m.activeRanks = np;
+  m.range = std::min(kMaxRange, t.exactLimit);
+  if (op == ReduceOp::kSum) {
+    m.activeRanks = static_cast<int>(std::min<std::int64_t>(np, t.exactLimit));
+    m.range = std::max<std::int64_t>(1, std::min(kMaxRange, t.exactLimit / m.activeRanks));
+  } else if (op == ReduceOp::kProd) {
+    int log2Limit = 0;
+    while (log2Limit < 62 && (std::int64_t{2} << log2Limit) <= t.exactLimit) ++log2Limit;
+    m.prod = true;
+    m.activeRanks = std::min(np, log2Limit);
+  }
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options.
+
+struct Options {
+  std::string minBytesText = "8";
+  std::string maxBytesText = "32M";
+  std::size_t minBytes = 8;
+  std::size_t maxBytes = 32 * kKiB * kKiB;
+  std::size_t stepFactor = 2;
+  int iters = 20;
+  int warmup = 5;
+  std::string datatype = "float";
+  std::string op = "sum";
+  int root = 0;
+  int check = 1;
+  std::string coll = "allreduce";
+  int inPlace = 0;
+  bool cold = false;
+  std::string memory = "host";
+  std::string jsonPath;
+};
+
+// "8", "64K", "32M", "1G" (powers of 1024; an optional trailing B or iB is accepted).
+std::optional<std::size_t> parseSize(std::string_view text) {
+  std::size_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || p == text.data()) return std::nullopt;
+  std::string_view suffix(p, static_cast<std::size_t>(end - p));
+  std::size_t scale = 1;
+  if (!suffix.empty()) {
+    switch (suffix[0]) {
+      case 'k':
+      case 'K':
+        scale = kKiB;
+        break;
+      case 'm':
+      case 'M':
+        scale = kKiB * kKiB;
+        break;
+      case 'g':
+      case 'G':
+        scale = kKiB * kKiB * kKiB;
+        break;
+      default:
+        break;
+    }
+    if (scale != 1) suffix.remove_prefix(1);
+    if (suffix != "" && suffix != "B" && suffix != "b" && suffix != "iB" && suffix != "ib")
+      return std::nullopt;
+  }
+  if (value > std::numeric_limits<std::size_t>::max() / scale) return std::nullopt;
+  return value * scale;
+}
+
+std::size_t lastLevelCacheBytes() {
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  std::string text;
+  if (in >> text) {
+    if (const auto v = parseSize(text); v && *v > 0) return *v;
+  }
+  return kDefaultLlcBytes;
+}
+
+std::optional<std::vector<Coll>> parseColls(const std::string& text) {
+  std::vector<Coll> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    start = comma + 1;
+    if (name == "all") {
+      for (const CollInfo& c : kColls) out.push_back(c.coll);
+      continue;
+    }
+    const auto* it = std::find_if(std::begin(kColls), std::end(kColls),
+                                  [&](const CollInfo& c) { return name == c.name; });
+    if (it == std::end(kColls)) return std::nullopt;
+    out.push_back(it->coll);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The benchmark.
+
+struct Cell {
+  bool ran = false;
+  double timeUs = 0;  // median over ranks of the per-rank mean
+  double minUs = 0;
+  double maxUs = 0;
+  double algbw = 0;
+  double busbw = 0;
+  std::int64_t wrong = 0;
+};
+
+class Bench {
+ public:
+  Bench(const Options& o, const TypeInfo& type, const OpInfo& op, Memory& memory, BufferPool& pool,
+        int rank, int np)
+      : o_(o),
+        type_(type),
+        op_(op),
+        memory_(memory),
+        pool_(pool),
+        rank_(rank),
+        np_(np),
+        moveModel_(makeValueModel(type, std::nullopt, np)),
+        reduceModel_(makeValueModel(type, op.op, np)),
+        hostSend_(o.maxBytes + sizeof(double)),
+        hostRecv_(o.maxBytes + sizeof(double)) {}
+
+  // Runs every selected collective; returns the exit status on rank 0.
+  int run(const std::vector<Coll>& colls, const std::vector<std::size_t>& sizes);
+
+ private:
+  Cell measure(Coll coll, bool inPlace, const Shape& s);
+  template <typename T>
+  std::int64_t checkOnce(const Call& k, const Shape& s);
+  void printHeader(const std::vector<std::size_t>& sizes) const;
+  void printRow(Coll coll, const Shape& s, const std::vector<Cell>& cells) const;
+  void record(Coll coll, const Shape& s, bool inPlace, const Cell& c);
+
+  const Options& o_;
+  const TypeInfo& type_;
+  const OpInfo& op_;
+  Memory& memory_;
+  BufferPool& pool_;
+  const int rank_;
+  const int np_;
+  const ValueModel moveModel_;
+  const ValueModel reduceModel_;
+  std::vector<unsigned char> hostSend_;  // host staging for the checks, persistent
+  std::vector<unsigned char> hostRecv_;
+  std::vector<bool> modes_;  // the in-place flags of the columns
+  nlohmann::json records_ = nlohmann::json::array();
+  std::int64_t totalWrong_ = 0;
+  double busbwSum_ = 0;
+  int busbwCount_ = 0;
+};
+
+// One call on fresh data, then the exact comparison. Returns this rank's wrong elements: those
+// of its significant receive buffer, plus any element of its send buffer that changed.
+template <typename T>
+std::int64_t Bench::checkOnce(const Call& k, const Shape& s) {
+  const CollInfo& info = collInfo(k.coll);
+  const ValueModel& model = info.reduces ? reduceModel_ : moveModel_;
+  const std::uint64_t key = splitMix64(
+      splitMix64(splitMix64(static_cast<std::uint64_t>(k.coll) * 2 + k.inPlace) ^ s.bytes) ^
+      static_cast<std::uint64_t>(o_.warmup + o_.iters));
+  const BufferPool::Set set = pool_.next(std::max(s.sendBytes, s.recvBytes));
+  T* hs = reinterpret_cast<T*>(hostSend_.data());
+  T* hr = reinterpret_cast<T*>(hostRecv_.data());
+  const std::size_t c = s.block;
+  const std::size_t n = static_cast<std::size_t>(np_);
+  const int me = rank_;
+  const int root = k.root;
+  const bool isRoot = me == root;
+  const T sentinel = std::numeric_limits<T>::max();
+
+  auto data = [&](int r, std::size_t i) { return model.value(key, r, i); };
+  auto reduced = [&](std::size_t i) {
+    std::int64_t acc = data(0, i);
+    for (int r = 1; r < np_; ++r) acc = combine(op_.op, acc, data(r, i));
+    return acc;
+  };
+  auto mine = [&](std::size_t i) { return static_cast<T>(data(me, i)); };
+  auto blank = [&](std::size_t) { return sentinel; };
+  std::size_t sendElems = 0;
+  auto stageSend = [&](std::size_t elems, auto valueAt) {
+    for (std::size_t i = 0; i < elems; ++i) hs[i] = valueAt(i);
+    memory_.copyIn(set.send, hs, elems * sizeof(T));
+    sendElems = elems;
+  };
+  auto stageRecv = [&](std::size_t elems, auto valueAt) {
+    for (std::size_t i = 0; i < elems; ++i) hr[i] = valueAt(i);
+    memory_.copyIn(set.recv, hr, elems * sizeof(T));
+  };
+  auto verifyRecv = [&](std::size_t elems, auto expectedAt) {
+    memory_.copyOut(hr, set.recv, elems * sizeof(T));
+    std::int64_t wrong = 0;
+    for (std::size_t i = 0; i < elems; ++i) wrong += hr[i] != static_cast<T>(expectedAt(i)) ? 1 : 0;
+    return wrong;
+  };
+
+  switch (k.coll) {
+    case Coll::kAllreduce:
+    case Coll::kAlltoall:
+    case Coll::kReduceScatterBlock: {
+      const std::size_t in = k.coll == Coll::kAllreduce ? c : c * n;
+      const std::size_t out = k.coll == Coll::kAlltoall ? c * n : c;
+      if (k.inPlace) {
+        stageRecv(in, mine);
+      } else {
+        stageSend(in, mine);
+        stageRecv(out, blank);
+      }
+      break;
+    }
+    case Coll::kBcast:
+      stageRecv(c, [&](std::size_t i) { return isRoot ? mine(i) : sentinel; });
+      break;
+    case Coll::kReduce:
+      if (k.inPlace && isRoot) {
+        stageRecv(c, mine);
+      } else {
+        stageSend(c, mine);
+        if (isRoot) stageRecv(c, blank);
+      }
+      break;
+    case Coll::kGather:
+    case Coll::kAllgather: {
+      const bool significant = k.coll == Coll::kAllgather || isRoot;
+      if (k.inPlace && significant) {
+        stageRecv(c * n, [&](std::size_t i) {
+          return i / c == static_cast<std::size_t>(me) ? mine(i % c) : sentinel;
+        });
+      } else {
+        stageSend(c, mine);
+        if (significant) stageRecv(c * n, blank);
+      }
+      break;
+    }
+    case Coll::kScatter:
+      if (isRoot) stageSend(c * n, mine);
+      if (!(k.inPlace && isRoot)) stageRecv(c, blank);
+      break;
+    case Coll::kBarrier:
+      return 0;
+  }
+
+  invoke(k, set.send, set.recv);
+
+  std::int64_t wrong = 0;
+  const std::size_t meBlock = static_cast<std::size_t>(me) * c;
+  switch (k.coll) {
+    case Coll::kAllreduce:
+      wrong += verifyRecv(c, reduced);
+      break;
+    case Coll::kBcast:
+      wrong += verifyRecv(c, [&](std::size_t i) { return data(root, i); });
+      break;
+    case Coll::kReduce:
+      if (isRoot) wrong += verifyRecv(c, reduced);
+      break;
+    case Coll::kGather:
+    case Coll::kAllgather:
+      if (k.coll == Coll::kAllgather || isRoot)
+        wrong += verifyRecv(c * n, [&](std::size_t i) { return data(int(i / c), i % c); });
+      break;
+    case Coll::kScatter:
+      if (!(k.inPlace && isRoot))
+        wrong += verifyRecv(c, [&](std::size_t i) { return data(root, meBlock + i); });
+      break;
+    case Coll::kAlltoall:
+      wrong += verifyRecv(c * n, [&](std::size_t i) { return data(int(i / c), meBlock + i % c); });
+      break;
+    case Coll::kReduceScatterBlock:
+      wrong += verifyRecv(c, [&](std::size_t i) { return reduced(meBlock + i); });
+      break;
+    case Coll::kBarrier:
+      break;
+  }
+  if (sendElems > 0) {  // the send buffer is const to MPI
+    memory_.copyOut(hr, set.send, sendElems * sizeof(T));
+    for (std::size_t i = 0; i < sendElems; ++i) wrong += hr[i] != hs[i] ? 1 : 0;
+  }
+  return wrong;
+}
+
+Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
+  const Call k{coll, inPlace, type_.mpi, op_.mpi, o_.root, rank_, static_cast<int>(s.block)};
+  const std::size_t span = std::max(s.sendBytes, s.recvBytes);
+  for (int i = 0; i < o_.warmup; ++i) {
+    const BufferPool::Set b = pool_.next(span);
+    invoke(k, b.send, b.recv);
+  }
+  // The benchmark's own synchronisation and bookkeeping call the MPI library directly (PMPI), so
+  // that preloading an interposer changes only the calls being measured.
+  PMPI_Barrier(kComm);
+  const double start = MPI_Wtime();
+  for (int i = 0; i < o_.iters; ++i) {
+    const BufferPool::Set b = pool_.next(span);
+    invoke(k, b.send, b.recv);
+  }
+  const double mean = (MPI_Wtime() - start) / o_.iters;
+
+  std::int64_t wrong = 0;
+  if (o_.check && coll != Coll::kBarrier)
+    wrong = withType(type_.type, [&]<typename T>() { return checkOnce<T>(k, s); });
+
+  // Per rank: mean time and wrong count. NaN marks a slot the gather did not fill.
+  const double local[2] = {mean, static_cast<double>(wrong)};
+  std::vector<double> all(rank_ == 0 ? 2 * static_cast<std::size_t>(np_) : 0,
+                          std::numeric_limits<double>::quiet_NaN());
+  PMPI_Gather(local, 2, MPI_DOUBLE, rank_ == 0 ? all.data() : nullptr, 2, MPI_DOUBLE, 0, kComm);
+
+  Cell cell;
+  cell.ran = true;
+  if (rank_ != 0) return cell;
+  std::vector<double> means;
+  for (int r = 0; r < np_; ++r) {
+    const double t = all[2 * r];
+    const double w = all[2 * r + 1];
+    if (std::isnan(t) || std::isnan(w) || w < 0) {
+      std::fprintf(stderr, "overpass-bench: %s: no result gathered from rank %d\n",
+                   collInfo(coll).name, r);
+      cell.wrong += 1;
+      continue;
+    }
+    means.push_back(t * 1e6);
+    cell.wrong += static_cast<std::int64_t>(w);
+  }
+  if (!means.empty()) {
+    std::sort(means.begin(), means.end());
+    const std::size_t m = means.size();
+    cell.timeUs = m % 2 ? means[m / 2] : (means[m / 2 - 1] + means[m / 2]) / 2;
+    cell.minUs = means.front();
+    cell.maxUs = means.back();
+  }
+  cell.algbw = cell.timeUs > 0 ? static_cast<double>(s.bytes) / (cell.timeUs * 1e3) : 0.0;
+  cell.busbw = cell.algbw * busFactor(coll, np_);
+  return cell;
+}
+
+void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  std::string firstLine(version, std::strcspn(version, "\n"));
+  const char* preload = std::getenv("LD_PRELOAD");
+  std::printf("# overpass-bench: MPI collectives, nccl-tests size semantics\n");
+  std::printf("# MPI library : %s\n", firstLine.c_str());
+  std::printf("# LD_PRELOAD  : %s\n", preload && *preload ? preload : "(none)");
+  std::printf("# np %d  datatype %s  op %s  root %d  iters %d  warmup %d  check %s\n", np_,
+              type_.name, op_.name, o_.root, o_.iters, o_.warmup, o_.check ? "on" : "off");
+  if (o_.cold)
+    std::printf("# buffers cold: rotating over 2 x %zu MiB per rank  memory %s\n",
+                pool_.capacity() / kKiB / kKiB, o_.memory.c_str());
+  else
+    std::printf("# buffers hot (reused)  memory %s\n", o_.memory.c_str());
+  std::printf("# sizes %zu .. %zu B, factor %zu\n#\n", sizes.empty() ? 0 : sizes.front(),
+              sizes.empty() ? 0 : sizes.back(), o_.stepFactor);
+  std::printf("# %-20s %12s %12s %7s %5s %5s", "", "", "", "", "", "");
+  for (bool inPlace : modes_) std::printf("  %36s", inPlace ? "in-place" : "out-of-place");
+  std::printf("\n# %-20s %12s %12s %7s %5s %5s", "coll", "size", "count", "type", "op", "root");
+  for (std::size_t i = 0; i < modes_.size(); ++i)
+    std::printf("  %10s %8s %8s %7s", "time", "algbw", "busbw", "#wrong");
+  std::printf("\n# %-20s %12s %12s %7s %5s %5s", "", "(B)", "(elements)", "", "", "");
+  for (std::size_t i = 0; i < modes_.size(); ++i)
+    std::printf("  %10s %8s %8s %7s", "(us)", "(GB/s)", "(GB/s)", "");
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void Bench::printRow(Coll coll, const Shape& s, const std::vector<Cell>& cells) const {
+  const CollInfo& info = collInfo(coll);
+  std::printf("  %-20s %12zu %12zu %7s %5s %5d", info.name, s.bytes, s.count,
+              coll == Coll::kBarrier ? "none" : type_.name, info.reduces ? op_.name : "none",
+              info.rooted ? o_.root : -1);
+  for (const Cell& c : cells) {
+    if (!c.ran) {
+      std::printf("  %10s %8s %8s %7s", "N/A", "N/A", "N/A", "N/A");
+      continue;
+    }
+    std::printf("  %10.2f %8.3f %8.3f", c.timeUs, c.algbw, c.busbw);
+    if (o_.check)
+      std::printf(" %7lld", static_cast<long long>(c.wrong));
+    else
+      std::printf(" %7s", "N/A");
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void Bench::record(Coll coll, const Shape& s, bool inPlace, const Cell& c) {
+  const CollInfo& info = collInfo(coll);
+  nlohmann::json r = {
+      {"coll", info.name},
+      {"bytes", s.bytes},
+      {"count", s.count},
+      {"inplace", inPlace},
+      {"time_us", c.timeUs},
+      {"min_us", c.minUs},
+      {"max_us", c.maxUs},
+      {"algbw", c.algbw},
+      {"busbw", c.busbw},
+      {"np", np_},
+      {"datatype", coll == Coll::kBarrier ? "none" : type_.name},
+      {"op", info.reduces ? op_.name : "none"},
+      {"root", info.rooted ? o_.root : -1},
+  };
+  r["wrong"] = o_.check ? nlohmann::json(c.wrong) : nlohmann::json(nullptr);
+  records_.push_back(std::move(r));
+}
+
+int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& sizes) {
+  if (o_.inPlace != 1) modes_.push_back(false);
+  if (o_.inPlace != 0) modes_.push_back(true);
+  if (rank_ == 0) printHeader(sizes);
+
+  for (Coll coll : colls) {
+    const CollInfo& info = collInfo(coll);
+    const bool anyMode = std::any_of(modes_.begin(), modes_.end(),
+                                     [&](bool inPlace) { return !inPlace || info.hasInPlace; });
+    if (!anyMode) {
+      if (rank_ == 0) std::printf("# %s: MPI has no in-place form; skipped\n", info.name);
+      continue;
+    }
+    // The barrier has no size: it runs once.
+    const std::vector<std::size_t> rowSizes =
+        coll == Coll::kBarrier ? std::vector<std::size_t>{0} : sizes;
+    for (std::size_t requested : rowSizes) {
+      const std::optional<Shape> shape = makeShape(coll, requested, type_.size, np_);
+      if (!shape) continue;
+      std::vector<Cell> cells;
+      for (bool inPlace : modes_) {
+        Cell c;
+        if (!inPlace || info.hasInPlace) c = measure(coll, inPlace, *shape);
+        cells.push_back(c);
+        if (rank_ != 0 || !c.ran) continue;
+        totalWrong_ += c.wrong;
+        if (coll != Coll::kBarrier) {
+          busbwSum_ += c.busbw;
+          ++busbwCount_;
+        }
+        record(coll, *shape, inPlace, c);
+      }
+      if (rank_ == 0) printRow(coll, *shape, cells);
+    }
+  }
+  if (rank_ != 0) return 0;
+
+  std::printf("# Out of bounds values : %lld %s\n", static_cast<long long>(totalWrong_),
+              totalWrong_ ? "FAILED" : "OK");
+  std::printf("# Avg bus bandwidth    : %g\n", busbwCount_ ? busbwSum_ / busbwCount_ : 0.0);
+  if (!o_.check) std::printf("# (results not checked: -c 0)\n");
+  std::printf("#\n");
+  std::fflush(stdout);
+  int status = totalWrong_ ? kExitWrong : 0;
+  if (!o_.jsonPath.empty()) {
+    std::ofstream out(o_.jsonPath);
+    out << records_.dump(2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "overpass-bench: cannot write %s\n", o_.jsonPath.c_str());
+      status = std::max(status, kExitUsage);
+    }
+  }
+  return status;
+}
+
+// Parses and validates the command line. Returns the exit status to stop with, if any.
+std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options& o) {
+  CLI::App app{"overpass-bench: MPI collective benchmark (nccl-tests style)", "overpass-bench"};
+  std::vector<std::string> typeNames;
+  for (const TypeInfo& t : typeTable()) typeNames.push_back(t.name);
+  std::vector<std::string> opNames;
+  for (const OpInfo& op : opTable()) opNames.push_back(op.name);
+
+  app.add_option("-b,--minbytes", o.minBytesText, "Smallest size (K/M/G suffixes: x1024)")
+      ->capture_default_str();
+  app.add_option("-e,--maxbytes", o.maxBytesText, "Largest size (K/M/G suffixes: x1024)")
+      ->capture_default_str();
+  app.add_option("-f,--stepfactor", o.stepFactor, "Multiply the size by this between rows")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 20));
+  app.add_option("-n,--iters", o.iters, "Timed iterations")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  app.add_option("-w,--warmup_iters", o.warmup, "Warm-up iterations")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  app.add_option("-d,--datatype", o.datatype, "Element type")
+      ->capture_default_str()
+      ->check(CLI::IsMember(typeNames));
+  app.add_option("-o,--op", o.op, "Reduction operation")
+      ->capture_default_str()
+      ->check(CLI::IsMember(opNames));
+  app.add_option("-r,--root", o.root, "Root of bcast, reduce, gather, scatter")
+      ->capture_default_str();
+  app.add_option("-c,--check", o.check, "Check results exactly (0|1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1));
+  app.add_option("--coll", o.coll,
+                 "allreduce, bcast, reduce, scatter, gather, allgather, alltoall, "
+                 "reduce_scatter_block, barrier, or all (a comma-separated list is accepted)")
+      ->capture_default_str();
+  app.add_option("--inplace", o.inPlace, "0 out-of-place, 1 in-place, 2 both")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 2));
+  app.add_flag("--cold", o.cold, "Rotate buffers over more than twice the last-level cache");
+  app.add_option("--memory", o.memory, "Where the buffers live: host or cuda")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"host", "cuda"}));
+  app.add_option("--json", o.jsonPath, "Write the results as a JSON list (rank 0)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (rank == 0) {
+      const int rc = app.exit(e);
+      return rc == 0 ? 0 : kExitUsage;
+    }
+    return e.get_exit_code() == 0 ? 0 : kExitUsage;
+  }
+
+  std::string error;
+  const auto minBytes = parseSize(o.minBytesText);
+  const auto maxBytes = parseSize(o.maxBytesText);
+  if (!minBytes || !maxBytes) {
+    error = "bad size '" + (minBytes ? o.maxBytesText : o.minBytesText) + "'";
+  } else if (*minBytes == 0 || *minBytes > *maxBytes) {
+    error = "need 0 < --minbytes <= --maxbytes";
+  } else if (*maxBytes > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    error = "--maxbytes above 2 GiB - 1 is not supported (MPI int counts)";
+  } else if (o.root < 0 || o.root >= np) {
+    error = "--root " + std::to_string(o.root) + " is not a rank of " + std::to_string(np);
+  } else if (!parseColls(o.coll)) {
+    error = "--coll: unknown collective in '" + o.coll + "'";
+  }
+  if (!error.empty()) {
+    if (rank == 0) std::fprintf(stderr, "overpass-bench: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  o.minBytes = *minBytes;
+  o.maxBytes = *maxBytes;
+  return std::nullopt;
+}
+
+int benchMain(int argc, char** argv) {
+  int rank = 0;
+  int np = 1;
+  MPI_Comm_rank(kComm, &rank);
+  MPI_Comm_size(kComm, &np);
+
+  Options o;
+  if (const std::optional<int> stop = parseOptions(argc, argv, rank, np, o)) return *stop;
+
+  std::string error;
+  const std::unique_ptr<Memory> memory = makeMemory(o.memory, &error);
+  if (!memory) {
+    if (rank == 0) std::fprintf(stderr, "overpass-bench: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  const TypeInfo& type = *std::find_if(typeTable().begin(), typeTable().end(),
+                                       [&](const TypeInfo& t) { return o.datatype == t.name; });
+  const OpInfo& op = *std::find_if(opTable().begin(), opTable().end(),
+                                   [&](const OpInfo& x) { return o.op == x.name; });
+
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = o.minBytes; s <= o.maxBytes; s *= o.stepFactor) {
+    sizes.push_back(s);
+    if (s > o.maxBytes / o.stepFactor) break;
+  }
+
+  // One pool for the whole run: the largest size, or (cold) enough that both regions together
+  // exceed twice the last-level cache with at least two slots of the largest size.
+  const std::size_t maxSpan = (o.maxBytes + kAlign - 1) / kAlign * kAlign;
+  const std::size_t capacity = o.cold ? std::max(lastLevelCacheBytes(), 2 * maxSpan) : maxSpan;
+  BufferPool pool(*memory, capacity, o.cold);
+  if (!pool.ok()) {
+    std::fprintf(stderr, "overpass-bench: rank %d: cannot allocate 2 x %zu bytes\n", rank,
+                 capacity);
+    MPI_Abort(kComm, kExitUsage);
+  }
+  withType(type.type, [&]<typename T>() { pool.fillQuiet<T>(); });
+
+  Bench bench(o, type, op, *memory, pool, rank, np);
+  return bench.run(*parseColls(o.coll), sizes);
+}
+
+}  // namespace
+}  // namespace overpass::bench
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const int status = overpass::bench::benchMain(argc, argv);
+  MPI_Finalize();
+  return status;
+}
