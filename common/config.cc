@@ -76,6 +76,24 @@ bool parseStats(std::string_view value, Config& config) {
   return true;
 }
 
+bool parseTopoDump(std::string_view value, Config& config) {
+  config.topoDump = std::string(trim(value));
+  return true;
+}
+
+bool parseTopoFile(std::string_view value, Config& config) {
+  config.topoFile = std::string(trim(value));
+  return true;
+}
+
+bool parseRanksPerNode(std::string_view value, Config& config) {
+  const std::string_view v = trim(value);
+  if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string_view::npos)
+    return false;
+  config.topoRanksPerNode = std::stoi(std::string(v));
+  return true;
+}
+
 constexpr std::array kVars = {
     ConfigVar{"OVERPASS_DISABLE", "0", "0|1 (also yes|no, true|false, on|off)",
               "Pass every call straight to the MPI library underneath (for A/B comparisons).", true,
@@ -96,6 +114,18 @@ constexpr std::array kVars = {
               "1: print a per-collective table (calls, bytes, time, algorithms, fallbacks) to "
               "stderr on rank 0 at MPI_Finalize; a path: write the same as JSON to that file.",
               true, parseStats},
+    ConfigVar{"OVERPASS_TOPO_DUMP", "", "a file path",
+              "Write the job's topology as JSON (docs/TOPOLOGY.md) to this file, once, from rank 0 "
+              "at MPI_Init.",
+              false, parseTopoDump},
+    ConfigVar{"OVERPASS_TOPO_FILE", "", "a file path",
+              "Load the job's topology from this JSON file (as OVERPASS_TOPO_DUMP writes it) "
+              "instead of probing the machine: for tests and for reproducing a user's machine.",
+              true, parseTopoFile},
+    ConfigVar{"OVERPASS_TOPO_RANKS_PER_NODE", "0", "0 (off) or a number of ranks",
+              "Emulate nodes: split each machine's ranks into virtual nodes of this many "
+              "consecutive ranks, so hierarchical paths run on one machine.",
+              true, parseRanksPerNode},
 };
 
 }  // namespace

@@ -24,7 +24,10 @@ struct Config {
   LogLevel logLevel = LogLevel::kWarn;
   std::string logFile;
   StatsMode statsMode = StatsMode::kOff;
-  std::string statsPath;  // for kJson
+  std::string statsPath;     // for kJson
+  std::string topoDump;      // write the job's topology here at initialisation
+  std::string topoFile;      // load the job's topology from here instead of probing
+  int topoRanksPerNode = 0;  // > 0: emulate nodes of this many consecutive ranks
 
   bool handles(Collective c) const { return colls.test(index(c)); }
 };

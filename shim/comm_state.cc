@@ -11,6 +11,21 @@ namespace overpass::shim {
 namespace {
 
 std::mutex gMutex;
+
+// The world ranks of `comm`'s ranks, in `comm`'s order (a local operation).
+std::vector<int> worldRanks(MPI_Comm comm) {
+  MPI_Group group, world;
+  PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  int size = 0;
+  PMPI_Group_size(group, &size);
+  std::vector<int> ranks(size), out(size);
+  for (int i = 0; i < size; ++i) ranks[i] = i;
+  PMPI_Group_translate_ranks(group, size, ranks.data(), world, out.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  return out;
+}
 std::vector<CommState*> gLive;  // states whose MPI resources are not yet freed
 
 void releaseLocked(CommState* state) {
@@ -59,6 +74,7 @@ CommState* commState(MPI_Comm comm, int* error) {
     if (*error != MPI_SUCCESS) return nullptr;
     PMPI_Comm_set_errhandler(state->dup, MPI_ERRORS_RETURN);
     state->transport = std::make_unique<PmpiTransport>(state->dup);
+    state->topology = runtime().job.topologyOf(worldRanks(comm));
   }
   *error = PMPI_Comm_set_attr(comm, runtime().commKeyval, state.get());
   if (*error != MPI_SUCCESS) {
@@ -73,9 +89,9 @@ CommState* commState(MPI_Comm comm, int* error) {
     char name[MPI_MAX_OBJECT_NAME] = "";
     int len = 0;
     PMPI_Comm_get_name(comm, name, &len);
-    OVERPASS_INFO("communicator '%s' (%s, %d ranks): Overpass state created",
-                  len ? name : "unnamed", state->inter ? "inter" : "intra",
-                  state->transport ? state->transport->size() : 0);
+    OVERPASS_INFO("communicator '%s' (%s, %d ranks): %s", len ? name : "unnamed",
+                  state->inter ? "inter" : "intra", state->transport ? state->transport->size() : 0,
+                  state->inter ? "not handled" : state->topology.summary().c_str());
   }
   return state.release();
 }

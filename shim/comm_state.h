@@ -10,6 +10,7 @@
 
 #include "coll/team.h"
 #include "shim/pmpi_transport.h"
+#include "topo/topology.h"
 
 namespace overpass::shim {
 
@@ -18,8 +19,9 @@ struct CommState {
   bool released = false;  // MPI resources freed at finalize; the object lives on until deleted
   MPI_Comm dup = MPI_COMM_NULL;
   std::unique_ptr<PmpiTransport> transport;
-  Scratch scratch;  // for the algorithms
-  Scratch staging;  // for the shim: packing of non-contiguous data, in-place copies
+  Topology topology;  // derived from the job's topology by rank translation, no communication
+  Scratch scratch;    // for the algorithms
+  Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
 
   Team team() { return Team{*transport, scratch}; }
 };

@@ -1,5 +1,6 @@
 #include "shim/runtime.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "shim/comm_state.h"
 #include "shim/pmpi_transport.h"
 #include "shim/type_map.h"
+#include "topo/binding_audit.h"
 
 namespace overpass::shim {
 
@@ -88,6 +90,63 @@ void agreeOnConfiguration(const ParsedConfig& parsed, Bootstrap& bootstrap) {
   }
 }
 
+// Stops the job if any rank failed (`message` non-empty on the failing ranks): the lowest failing
+// rank prints its message. Every rank must call it at the same point.
+void stopIfAnyFailed(const std::string& message, Bootstrap& bootstrap) {
+  const std::uint64_t mine = message.empty() ? 0 : 1;
+  std::vector<std::uint64_t> all(bootstrap.size());
+  if (bootstrap.allgather(&mine, all.data(), sizeof(mine)) != Status::kOk) stopJob();
+  const auto first = std::find(all.begin(), all.end(), 1u);
+  if (first == all.end()) return;
+  if (first - all.begin() == bootstrap.rank())
+    OVERPASS_ERROR("%s; stopping the job", message.c_str());
+  stopJob();
+}
+
+std::string readFile(const std::string& path, std::string* error) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) {
+    *error = "cannot read topology file '" + path + "': " + std::strerror(errno);
+    return "";
+  }
+  std::string text;
+  char buf[65536];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
+
+// The job's topology: loaded from OVERPASS_TOPO_FILE, or probed by every rank and gathered; the
+// node split emulated with OVERPASS_TOPO_RANKS_PER_NODE; dumped by rank 0 to OVERPASS_TOPO_DUMP.
+void setUpTopology(Runtime& rt, Bootstrap& bootstrap) {
+  const Config& c = rt.config;
+  std::string error;
+  if (!c.topoFile.empty()) {
+    const std::string text = readFile(c.topoFile, &error);
+    if (error.empty() && topologyFromJson(text, c.topoFile, &rt.job, &error) &&
+        static_cast<int>(rt.job.ranks.size()) != rt.worldSize)
+      error = "topology file '" + c.topoFile + "': it describes " +
+              std::to_string(rt.job.ranks.size()) + " ranks, the job has " +
+              std::to_string(rt.worldSize);
+  } else if (gatherLocalities(bootstrap, probeLocality(), &rt.job.ranks) != Status::kOk) {
+    error = "cannot gather the ranks' localities";
+  }
+  stopIfAnyFailed(error, bootstrap);
+  if (c.topoFile.empty() || c.topoRanksPerNode > 0)
+    rt.job.node = nodeIndices(rt.job.ranks, c.topoRanksPerNode);
+  if (rt.worldRank != 0) return;
+  auditBinding(rt.job);
+  if (c.topoDump.empty()) return;
+  FILE* f = std::fopen(c.topoDump.c_str(), "w");
+  if (!f) {
+    OVERPASS_ERROR("cannot write OVERPASS_TOPO_DUMP file '%s': %s", c.topoDump.c_str(),
+                   std::strerror(errno));
+    return;
+  }
+  std::fputs(topologyToJson(rt.job).c_str(), f);
+  std::fclose(f);
+}
+
 void reportStatistics(Runtime& rt) {
   std::vector<std::uint64_t> counters = rt.stats.counters(), counterSums(counters.size());
   std::vector<double> times = rt.stats.times(), sums(times.size()), mins(times.size()),
@@ -158,6 +217,7 @@ void initializeUnguarded(int providedThreadLevel) {
   PmpiBootstrap bootstrap(rt.world);
   agreeOnConfiguration(parsed, bootstrap);
   rt.config = parsed.config;
+  setUpTopology(rt, bootstrap);
 
   initTypeMap();
   if (initCommStates() != MPI_SUCCESS ||

@@ -12,6 +12,7 @@
 #include "common/config.h"
 #include "common/fallback.h"
 #include "common/stats.h"
+#include "topo/job_topology.h"
 
 namespace overpass::shim {
 
@@ -32,6 +33,7 @@ struct Runtime {
   int threadLevel = MPI_THREAD_SINGLE;
   int commKeyval = MPI_KEYVAL_INVALID;
   int selfKeyval = MPI_KEYVAL_INVALID;
+  JobTopology job;  // every world rank's locality and node, agreed at initialisation
 };
 
 Runtime& runtime();

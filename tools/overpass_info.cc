@@ -1,7 +1,8 @@
 // overpass-info: every OVERPASS_* variable with its default, current value and help; the
 // algorithm registry; the fallback reasons; the backends this build contains. Needs no MPI.
 // `overpass-info --markdown` prints the variables as the table README.md carries (a test keeps
-// the two equal).
+// the two equal); `overpass-info --topology` probes this process with hwloc and prints what it
+// found, in the JSON form of OVERPASS_TOPO_DUMP (one rank).
 #include <cstdio>
 #include <string>
 
@@ -9,6 +10,8 @@
 #include "common/config.h"
 #include "common/fallback.h"
 #include "gpu/backend_info.h"
+#include "topo/binding_audit.h"
+#include "topo/job_topology.h"
 
 using namespace overpass;
 
@@ -28,8 +31,16 @@ int main(int argc, char** argv) {
     printMarkdown();
     return 0;
   }
+  if (argc > 1 && std::string(argv[1]) == "--topology") {
+    JobTopology job;
+    job.ranks = {probeLocality()};
+    job.node = {0};
+    std::printf("%s", topologyToJson(job).c_str());
+    for (const std::string& line : bindingAudit(job)) std::printf("# %s\n", line.c_str());
+    return 0;
+  }
   if (argc > 1) {
-    std::fprintf(stderr, "usage: overpass-info [--markdown]\n");
+    std::fprintf(stderr, "usage: overpass-info [--markdown | --topology]\n");
     return 2;
   }
   const ParsedConfig parsed = parseConfig(processEnvironment());
