@@ -46,32 +46,25 @@ int StagedBuffer::init(const void* buf, int count, MPI_Datatype type, Scratch& s
 }
 
 int StagedBuffer::pack() const {
-  if (!staged_) return MPI_SUCCESS;
-  int size = 0;
-  PMPI_Type_size(type_, &size);
-  const int step = chunkElements(size);
-  for (int first = 0; first < count_; first += step) {
-    const int n = std::min(step, count_ - first);
-    int position = 0;
-    const int rc = PMPI_Pack(static_cast<char*>(buf_) + first * extent_, n, type_,
-                             static_cast<char*>(data_) + static_cast<std::size_t>(first) * size,
-                             n * size, &position, MPI_COMM_SELF);
-    if (rc != MPI_SUCCESS) return rc;
-  }
-  return MPI_SUCCESS;
+  return copy(true);
+}
+int StagedBuffer::unpack() const {
+  return copy(false);
 }
 
-int StagedBuffer::unpack() const {
+int StagedBuffer::copy(bool toStaging) const {
   if (!staged_) return MPI_SUCCESS;
   int size = 0;
   PMPI_Type_size(type_, &size);
   const int step = chunkElements(size);
   for (int first = 0; first < count_; first += step) {
     const int n = std::min(step, count_ - first);
+    char* typed = static_cast<char*>(buf_) + first * extent_;
+    char* packed = static_cast<char*>(data_) + static_cast<std::size_t>(first) * size;
     int position = 0;
-    const int rc =
-        PMPI_Unpack(static_cast<char*>(data_) + static_cast<std::size_t>(first) * size, n * size,
-                    &position, static_cast<char*>(buf_) + first * extent_, n, type_, MPI_COMM_SELF);
+    const int rc = toStaging
+                       ? PMPI_Pack(typed, n, type_, packed, n * size, &position, MPI_COMM_SELF)
+                       : PMPI_Unpack(packed, n * size, &position, typed, n, type_, MPI_COMM_SELF);
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;

@@ -26,6 +26,8 @@ class StagedBuffer {
   int unpack() const;  // staging copy -> application buffer (no-op when not staged)
 
  private:
+  int copy(bool toStaging) const;
+
   void* buf_ = nullptr;
   int count_ = 0;
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
