@@ -94,6 +94,34 @@ bool parseRanksPerNode(std::string_view value, Config& config) {
   return true;
 }
 
+bool parseTransport(std::string_view value, Config& config) {
+  const std::string v = lower(trim(value));
+  if (v != "ucx" && v != "pmpi") return false;
+  config.transport = v == "ucx" ? TransportKind::kUcx : TransportKind::kPmpi;
+  return true;
+}
+
+bool parseTimeout(std::string_view value, Config& config) {
+  const std::string v(trim(value));
+  char* end = nullptr;
+  const double seconds = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(seconds >= 0) || seconds > 1e6) return false;
+  config.timeoutSeconds = seconds;
+  return true;
+}
+
+bool parseRndvThresh(std::string_view value, Config& config) {
+  const std::string v = lower(trim(value));
+  std::size_t digits = v.find_first_not_of("0123456789");
+  const bool size =
+      digits > 0 && digits != std::string::npos
+          ? v.substr(digits) == "k" || v.substr(digits) == "m" || v.substr(digits) == "g"
+          : digits == std::string::npos && !v.empty();
+  if (!(v.empty() || v == "auto" || size)) return false;
+  config.ucxRndvThresh = v;
+  return true;
+}
+
 constexpr std::array kVars = {
     ConfigVar{"OVERPASS_DISABLE", "0", "0|1 (also yes|no, true|false, on|off)",
               "Pass every call straight to the MPI library underneath (for A/B comparisons).", true,
@@ -126,6 +154,19 @@ constexpr std::array kVars = {
               "Emulate nodes: split each machine's ranks into virtual nodes of this many "
               "consecutive ranks, so hierarchical paths run on one machine.",
               true, parseRanksPerNode},
+    ConfigVar{"OVERPASS_TRANSPORT", "ucx", "ucx|pmpi",
+              "How Overpass's algorithms move bytes: over its own UCX context (ucx), or over the "
+              "MPI library's point-to-point calls on a private communicator (pmpi). If UCX cannot "
+              "start on some rank, every rank uses pmpi.",
+              true, parseTransport},
+    ConfigVar{"OVERPASS_TIMEOUT", "0", "seconds (0: off)",
+              "Abort a collective that makes no progress for this long, with a report of the "
+              "collective, the communicator and the ranks not heard from.",
+              false, parseTimeout},
+    ConfigVar{"OVERPASS_UCX_RNDV_THRESH", "", "a size (e.g. 8K, 1M), auto, or empty for UCX's",
+              "Message size from which Overpass's UCX context switches to zero-copy rendezvous; "
+              "the application's own UCX settings are not changed.",
+              false, parseRndvThresh},
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 namespace overpass {
 
 enum class StatsMode { kOff, kTable, kJson };
+enum class TransportKind { kUcx, kPmpi };
 
 struct Config {
   bool disable = false;
@@ -28,6 +29,9 @@ struct Config {
   std::string topoDump;      // write the job's topology here at initialisation
   std::string topoFile;      // load the job's topology from here instead of probing
   int topoRanksPerNode = 0;  // > 0: emulate nodes of this many consecutive ranks
+  TransportKind transport = TransportKind::kUcx;
+  double timeoutSeconds = 0;  // 0: no timeout
+  std::string ucxRndvThresh;  // "" : UCX's default
 
   bool handles(Collective c) const { return colls.test(index(c)); }
 };

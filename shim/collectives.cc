@@ -24,14 +24,28 @@ namespace {
 // Staging slots of CommState::staging.
 enum Slot { kInSlot = 0, kOutSlot = 1, kCopySlot = 2 };
 
-int transportError(CommState& state) {
-  const int rc = state.transport->lastError();
-  return rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER;
+// The MPI error code for a failed algorithm: the MPI library's own code when its point-to-point
+// calls failed, otherwise the class that fits the status.
+int errorCode(CommState& state, Status status) {
+  if (auto* pmpi = dynamic_cast<PmpiTransport*>(state.transport.get());
+      pmpi && pmpi->lastError() != MPI_SUCCESS)
+    return pmpi->lastError();
+  switch (status) {
+    case Status::kNoMemory:
+      return MPI_ERR_NO_MEM;
+    case Status::kInvalidArgument:
+      return MPI_ERR_ARG;
+    case Status::kInternal:
+      return MPI_ERR_INTERN;
+    default:
+      return MPI_ERR_OTHER;
+  }
 }
 
 int runAlgorithm(CommState& state, const Algorithm& algorithm, const CollArgs& args) {
   Team team = state.team();
-  return algorithm.run(args, team) == Status::kOk ? MPI_SUCCESS : transportError(state);
+  const Status status = algorithm.run(args, team);
+  return status == Status::kOk ? MPI_SUCCESS : errorCode(state, status);
 }
 
 int commSize(CommState& state) {

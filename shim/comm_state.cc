@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <mutex>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "common/log.h"
 #include "shim/runtime.h"
+#include "ucx_transport/ucx_transport.h"
 
 namespace overpass::shim {
 namespace {
@@ -28,10 +31,14 @@ std::vector<int> worldRanks(MPI_Comm comm) {
 }
 std::vector<CommState*> gLive;  // states whose MPI resources are not yet freed
 
+std::set<std::uint32_t> gUcxIds;  // UCX communicator ids in use in this process
+std::uint32_t gNextUcxId = 1;
+
 void releaseLocked(CommState* state) {
   if (state->released) return;
   state->released = true;
   state->transport.reset();
+  gUcxIds.erase(state->ucxCommId);
   if (state->dup != MPI_COMM_NULL) PMPI_Comm_free(&state->dup);
   gLive.erase(std::remove(gLive.begin(), gLive.end(), state), gLive.end());
 }
@@ -44,6 +51,49 @@ int deleteState(MPI_Comm, int, void* attribute, void*) {
   }
   delete state;
   return MPI_SUCCESS;
+}
+
+// Agrees with the other ranks of `dup` on an id that no other live communicator of any of them
+// uses, so that UCX tags of different communicators never match (also when threads create
+// communicators concurrently): each rank proposes its next free id, all take the largest, and
+// retry above it if the id is taken on some rank.
+std::uint32_t agreeUcxCommId(MPI_Comm dup) {
+  std::uint32_t proposal;
+  {
+    std::lock_guard lock(gMutex);
+    proposal = gNextUcxId++;
+  }
+  for (;;) {
+    std::uint32_t id = 0;
+    PMPI_Allreduce(&proposal, &id, 1, MPI_UINT32_T, MPI_MAX, dup);
+    int taken = 0, anyTaken = 0;
+    {
+      std::lock_guard lock(gMutex);
+      taken = !gUcxIds.insert(id).second;
+      gNextUcxId = std::max(gNextUcxId, id + 1);
+    }
+    PMPI_Allreduce(&taken, &anyTaken, 1, MPI_INT, MPI_LOR, dup);
+    if (!anyTaken) return id;
+    std::lock_guard lock(gMutex);
+    if (!taken) gUcxIds.erase(id);
+    proposal = gNextUcxId++;
+  }
+}
+
+// Which transport serves each level of the communicator, for the info log.
+std::string describeTransport(const CommState& state, const std::vector<int>& world, int rank) {
+  Runtime& rt = runtime();
+  if (!rt.ucx) return "transport pmpi (MPI point-to-point on a private communicator)";
+  const Topology& t = state.topology;
+  std::string out = "transport ucx";
+  for (int peer = 0; peer < t.size(); ++peer) {  // one peer on this node, one on another
+    if (peer == rank) continue;
+    const bool same = t.nodeOf(peer) == t.nodeOf(rank);
+    if (out.find(same ? "within" : "across") != std::string::npos) continue;
+    out += std::string(same ? "; within the node: " : "; across nodes: ") +
+           rt.ucx->describePath(world[peer]);
+  }
+  return out;
 }
 
 }  // namespace
@@ -73,8 +123,23 @@ CommState* commState(MPI_Comm comm, int* error) {
     *error = PMPI_Comm_dup(comm, &state->dup);
     if (*error != MPI_SUCCESS) return nullptr;
     PMPI_Comm_set_errhandler(state->dup, MPI_ERRORS_RETURN);
-    state->transport = std::make_unique<PmpiTransport>(state->dup);
-    state->topology = runtime().job.topologyOf(worldRanks(comm));
+    const std::vector<int> world = worldRanks(comm);
+    state->topology = runtime().job.topologyOf(world);
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    if (runtime().ucx) {
+      char name[MPI_MAX_OBJECT_NAME] = "";
+      int len = 0;
+      PMPI_Comm_get_name(comm, name, &len);
+      state->ucxCommId = agreeUcxCommId(state->dup);
+      state->transport = std::make_unique<UcxTransport>(*runtime().ucx, world, rank,
+                                                        state->ucxCommId, len ? name : "unnamed");
+    } else {
+      state->transport = std::make_unique<PmpiTransport>(state->dup);
+    }
+    if (logEnabled(LogLevel::kInfo))
+      OVERPASS_INFO("communicator of %zu ranks: %s", world.size(),
+                    describeTransport(*state, world, rank).c_str());
   }
   *error = PMPI_Comm_set_attr(comm, runtime().commKeyval, state.get());
   if (*error != MPI_SUCCESS) {

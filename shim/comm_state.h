@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 
 #include "coll/team.h"
@@ -18,7 +19,8 @@ struct CommState {
   bool inter = false;     // intercommunicator: never handled, no resources
   bool released = false;  // MPI resources freed at finalize; the object lives on until deleted
   MPI_Comm dup = MPI_COMM_NULL;
-  std::unique_ptr<PmpiTransport> transport;
+  std::unique_ptr<Transport> transport;  // UcxTransport, or PmpiTransport over `dup`
+  std::uint32_t ucxCommId = 0;           // the communicator's id in UCX tags (0: not UCX)
   Topology topology;  // derived from the job's topology by rank translation, no communication
   Scratch scratch;    // for the algorithms
   Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies

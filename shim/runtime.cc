@@ -147,6 +147,25 @@ void setUpTopology(Runtime& rt, Bootstrap& bootstrap) {
   std::fclose(f);
 }
 
+// Overpass's own UCX context, unless OVERPASS_TRANSPORT=pmpi. If UCX cannot start on some rank,
+// every rank learns it in the address exchange and all use the PMPI transport.
+void setUpUcx(Runtime& rt, Bootstrap& bootstrap) {
+  if (rt.config.transport != TransportKind::kUcx) return;
+  const Locality& me = rt.job.ranks[rt.worldRank];
+  const auto onMyHost = std::count_if(rt.job.ranks.begin(), rt.job.ranks.end(),
+                                      [&](const Locality& l) { return l.hostname == me.hostname; });
+  UcxOptions options;
+  options.multiThread = rt.threadLevel == MPI_THREAD_MULTIPLE;
+  options.rndvThresh = rt.config.ucxRndvThresh;
+  options.timeoutSeconds = rt.config.timeoutSeconds;
+  options.oversubscribed = me.nodeCores > 0 && onMyHost > me.nodeCores;
+  for (const Locality& l : rt.job.ranks) options.sameHost.push_back(l.hostname == me.hostname);
+  std::string error;
+  rt.ucx = UcxContext::create(options, bootstrap, &error);
+  if (!rt.ucx && rt.worldRank == 0)
+    OVERPASS_WARN("%s; using the PMPI transport (OVERPASS_TRANSPORT=pmpi)", error.c_str());
+}
+
 void reportStatistics(Runtime& rt) {
   std::vector<std::uint64_t> counters = rt.stats.counters(), counterSums(counters.size());
   std::vector<double> times = rt.stats.times(), sums(times.size()), mins(times.size()),
@@ -182,6 +201,10 @@ int finalizeRuntime(MPI_Comm, int, void*, void*) {
   ReentryGuard guard;
   if (rt.config.statsMode != StatsMode::kOff) reportStatistics(rt);
   releaseCommStates();
+  if (rt.ucx) {
+    PMPI_Barrier(rt.world);  // no peer still sends to us
+    rt.ucx.reset();
+  }
   PMPI_Comm_free(&rt.world);
   rt.phase = Phase::kFinalized;
   OVERPASS_DEBUG("finalized");
@@ -218,6 +241,7 @@ void initializeUnguarded(int providedThreadLevel) {
   agreeOnConfiguration(parsed, bootstrap);
   rt.config = parsed.config;
   setUpTopology(rt, bootstrap);
+  setUpUcx(rt, bootstrap);
 
   initTypeMap();
   if (initCommStates() != MPI_SUCCESS ||

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <memory>
 #include <optional>
 
 #include "common/collective.h"
@@ -13,6 +14,7 @@
 #include "common/fallback.h"
 #include "common/stats.h"
 #include "topo/job_topology.h"
+#include "ucx_transport/ucx_transport.h"
 
 namespace overpass::shim {
 
@@ -34,6 +36,7 @@ struct Runtime {
   int commKeyval = MPI_KEYVAL_INVALID;
   int selfKeyval = MPI_KEYVAL_INVALID;
   JobTopology job;  // every world rank's locality and node, agreed at initialisation
+  std::unique_ptr<UcxContext> ucx;  // null: the PMPI transport serves every communicator
 };
 
 Runtime& runtime();

@@ -1,0 +1,369 @@
+// The only file that includes UCX headers.
+#include "ucx_transport/ucx_transport.h"
+
+#include <sched.h>
+#include <ucp/api/ucp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "common/collective.h"
+#include "common/log.h"
+
+namespace overpass {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Polls before yielding the core when ranks do not outnumber cores.
+constexpr int kSpinsBeforeYield = 256;
+
+struct PeerState {
+  struct UcxContext::Impl* impl = nullptr;
+  int worldRank = -1;
+  std::atomic<ucs_status_t> status{UCS_OK};
+};
+
+void onEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* peer = static_cast<PeerState*>(arg);
+  peer->status.store(status);
+  OVERPASS_ERROR("UCX endpoint to world rank %d failed: %s", peer->worldRank,
+                 ucs_status_string(status));
+}
+
+std::string collectiveOfTag(int tag) {
+  return tag >= 0 && tag < static_cast<int>(kNumCollectives)
+             ? std::string(collectiveName(static_cast<Collective>(tag)))
+             : "tag " + std::to_string(tag);
+}
+
+}  // namespace
+
+struct UcxContext::Impl {
+  UcxOptions options;
+  ucp_context_h context = nullptr;
+  ucp_worker_h worker = nullptr;
+  int worldRank = 0;
+  std::vector<std::vector<char>> addresses;  // worker address of every world rank
+  std::vector<ucp_ep_h> endpoints;           // by world rank, created on first use
+  std::vector<bool> sameHost;                // by world rank
+  std::unique_ptr<PeerState[]> peers;
+  std::mutex mutex;  // endpoints
+
+  ucp_ep_h endpoint(int worldRank, ucs_status_t* status) {
+    std::lock_guard lock(mutex);
+    if (endpoints[worldRank]) return endpoints[worldRank];
+    ucp_ep_params_t p{};
+    p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                   UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    p.address = reinterpret_cast<const ucp_address_t*>(addresses[worldRank].data());
+    // Peer-failure handling excludes UCX's shared-memory transports (posix, sysv, cma): it is
+    // asked for only towards other hosts. A dead peer on this host shows as a hang, which
+    // OVERPASS_TIMEOUT turns into a report.
+    p.err_mode = sameHost[worldRank] ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
+    p.err_handler.cb = onEndpointError;
+    p.err_handler.arg = &peers[worldRank];
+    *status = ucp_ep_create(worker, &p, &endpoints[worldRank]);
+    if (*status != UCS_OK) endpoints[worldRank] = nullptr;
+    return endpoints[worldRank];
+  }
+
+  ~Impl() {
+    for (ucp_ep_h ep : endpoints) {
+      if (!ep) continue;
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
+      if (UCS_PTR_IS_PTR(request)) {
+        while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker);
+        ucp_request_free(request);
+      }
+    }
+    if (worker) ucp_worker_destroy(worker);
+    if (context) ucp_cleanup(context);
+  }
+};
+
+UcxContext::UcxContext(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+UcxContext::~UcxContext() = default;
+
+std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootstrap& bootstrap,
+                                               std::string* error) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->worldRank = bootstrap.rank();
+  const int size = bootstrap.size();
+  ucs_status_t status = UCS_OK;
+  std::vector<char> mine;
+  // Every rank takes part in both allgathers below, even after a local failure, so that the
+  // ranks can agree on the outcome.
+  {
+    ucp_config_t* config = nullptr;
+    status = ucp_config_read(nullptr, nullptr, &config);  // the UCX_* variables apply
+    if (status == UCS_OK && !options.rndvThresh.empty())
+      status = ucp_config_modify(config, "RNDV_THRESH", options.rndvThresh.c_str());
+    if (status == UCS_OK) {
+      ucp_params_t params{};
+      params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                          UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+      params.features = UCP_FEATURE_TAG;
+      params.mt_workers_shared = options.multiThread ? 1 : 0;
+      params.estimated_num_eps = static_cast<std::size_t>(size);
+      status = ucp_init(&params, config, &impl->context);
+    }
+    if (config) ucp_config_release(config);
+    if (status == UCS_OK) {
+      ucp_worker_params_t wp{};
+      wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+      wp.thread_mode = options.multiThread ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+      status = ucp_worker_create(impl->context, &wp, &impl->worker);
+    }
+    if (status == UCS_OK) {
+      ucp_address_t* address = nullptr;
+      std::size_t length = 0;
+      status = ucp_worker_get_address(impl->worker, &address, &length);
+      if (status == UCS_OK) {
+        const char* p = reinterpret_cast<const char*>(address);
+        mine.assign(p, p + length);
+        ucp_worker_release_address(impl->worker, address);
+      }
+    }
+  }
+  std::uint64_t length = status == UCS_OK ? mine.size() : 0;
+  std::vector<std::uint64_t> lengths(size);
+  if (bootstrap.allgather(&length, lengths.data(), sizeof(length)) != Status::kOk) {
+    *error = "cannot exchange UCX worker addresses";
+    return nullptr;
+  }
+  const std::size_t width = *std::max_element(lengths.begin(), lengths.end());
+  mine.resize(width);
+  std::vector<char> all(width * size);
+  if (width > 0 && bootstrap.allgather(mine.data(), all.data(), width) != Status::kOk) {
+    *error = "cannot exchange UCX worker addresses";
+    return nullptr;
+  }
+  if (status != UCS_OK) {
+    *error = std::string("UCX could not start: ") + ucs_status_string(status);
+    return nullptr;
+  }
+  for (int r = 0; r < size; ++r) {
+    if (lengths[r] == 0) {
+      *error = "UCX could not start on world rank " + std::to_string(r);
+      return nullptr;
+    }
+    impl->addresses.emplace_back(all.begin() + r * width, all.begin() + r * width + lengths[r]);
+  }
+  impl->endpoints.assign(size, nullptr);
+  impl->sameHost = options.sameHost;
+  impl->sameHost.resize(size, false);
+  impl->peers.reset(new PeerState[size]);
+  for (int r = 0; r < size; ++r) {
+    impl->peers[r].impl = impl.get();
+    impl->peers[r].worldRank = r;
+  }
+  return std::unique_ptr<UcxContext>(new UcxContext(std::move(impl)));
+}
+
+std::string UcxContext::describePath(int worldRank) {
+  ucs_status_t status;
+  ucp_ep_h ep = impl_->endpoint(worldRank, &status);
+  if (!ep) return std::string("unreachable: ") + ucs_status_string(status);
+  char* text = nullptr;
+  std::size_t size = 0;
+  FILE* f = open_memstream(&text, &size);
+  if (!f) return "?";
+  ucp_ep_print_info(ep, f);
+  std::fclose(f);
+  // Lines such as "lane[0]:  8:posix/memory.0 md[4] ...": collect the transport/device names.
+  std::set<std::string> names;
+  for (const char* p = text; (p = std::strstr(p, "lane[")) != nullptr; ++p) {
+    const char* colon = std::strchr(p, ':');
+    if (!colon) break;
+    const char* start = colon + 1;
+    while (*start == ' ') ++start;
+    const char* name = std::strchr(start, ':');  // after the resource index
+    if (!name) break;
+    ++name;
+    const char* end = name;
+    while (*end && *end != ' ' && *end != '.' && *end != '\n') ++end;
+    names.emplace(name, end);
+  }
+  std::free(text);
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
+  return out.empty() ? "ucx" : out;
+}
+
+UcxTransport::UcxTransport(UcxContext& context, std::vector<int> worldRanks, int rank,
+                           std::uint32_t commId, std::string name)
+    : context_(context),
+      worldRanks_(std::move(worldRanks)),
+      rank_(rank),
+      commId_(commId),
+      name_(std::move(name)) {}
+
+namespace {
+
+// One posted operation; the completion callbacks fill it in.
+struct Completion {
+  const P2POp* op = nullptr;
+  void* request = nullptr;
+  bool done = false;
+  ucs_status_t status = UCS_OK;
+  std::size_t length = 0;  // received bytes
+};
+
+void onSendDone(void*, ucs_status_t status, void* user) {
+  auto* c = static_cast<Completion*>(user);
+  c->status = status;
+  c->done = true;
+}
+
+void onRecvDone(void*, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user) {
+  auto* c = static_cast<Completion*>(user);
+  c->status = status;
+  c->length = info ? info->length : 0;
+  c->done = true;
+}
+
+// After a failure: cancels what can be cancelled (receives), waits briefly for the requests in
+// flight and releases every request. Returns whether some request is still in flight (a send
+// the peer never took), whose callback may yet write into `posted`.
+bool cancelPending(UcxContext::Impl& impl, std::vector<Completion>& posted, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i)
+    if (!posted[i].done && posted[i].request) ucp_request_cancel(impl.worker, posted[i].request);
+  const auto deadline = Clock::now() + std::chrono::seconds(1);
+  for (std::size_t i = 0; i < count; ++i) {
+    while (!posted[i].done && posted[i].request && Clock::now() < deadline)
+      ucp_worker_progress(impl.worker);
+  }
+  bool inFlight = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!posted[i].request) continue;
+    inFlight = inFlight || !posted[i].done;
+    ucp_request_free(posted[i].request);
+  }
+  return inFlight;
+}
+
+}  // namespace
+
+Status UcxTransport::exchange(std::span<const P2POp> ops, int tag) {
+  UcxContext::Impl& impl = *context_.impl_;
+  // Stable addresses for the callbacks; kept alive (leaked) if a failure leaves a request in
+  // flight whose callback could still write into it.
+  auto holder = std::make_unique<std::vector<Completion>>(ops.size());
+  std::vector<Completion>& posted = *holder;
+  std::size_t count = 0;
+  std::string failure;
+  auto describe = [&](const P2POp& op) {
+    return std::string(op.kind == P2POp::Kind::kSend ? "send of " : "receive of ") +
+           std::to_string(op.bytes) + " bytes " + (op.kind == P2POp::Kind::kSend ? "to" : "from") +
+           " rank " + std::to_string(op.peer) + " (world rank " +
+           std::to_string(worldRanks_[op.peer]) + ") in " + collectiveOfTag(tag) +
+           " on communicator '" + name_ + "'";
+  };
+  auto finish = [&](Completion& c) {
+    if (c.status != UCS_OK && c.status != UCS_ERR_CANCELED)
+      failure = describe(*c.op) + ": " + ucs_status_string(c.status);
+    else if (c.op->kind == P2POp::Kind::kRecv && c.length != c.op->bytes)
+      failure = describe(*c.op) + ": " + std::to_string(c.length) + " bytes arrived";
+  };
+
+  for (const P2POp& op : ops) {
+    Completion& c = posted[count];
+    c.op = &op;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.user_data = &c;
+    ucs_status_ptr_t request;
+    if (op.kind == P2POp::Kind::kRecv) {
+      // Always a request, so that the callback reports the received length (UCX 1.13 leaves
+      // recv_info unfilled on immediate completion).
+      param.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+      param.cb.recv = onRecvDone;
+      request = ucp_tag_recv_nbx(impl.worker, op.buf, op.bytes, makeUcxTag(commId_, tag, op.peer),
+                                 ~std::uint64_t{0}, &param);
+    } else {
+      ucs_status_t status = UCS_OK;
+      ucp_ep_h ep = impl.endpoint(worldRanks_[op.peer], &status);
+      if (!ep) {
+        failure = describe(op) + ": no endpoint: " + ucs_status_string(status);
+        break;
+      }
+      param.cb.send = onSendDone;
+      request = ucp_tag_send_nbx(ep, op.buf, op.bytes, makeUcxTag(commId_, tag, rank_), &param);
+    }
+    if (UCS_PTR_IS_ERR(request)) {
+      failure = describe(op) + ": " + ucs_status_string(UCS_PTR_STATUS(request));
+      break;
+    }
+    c.request = request;
+    ++count;
+    if (request == nullptr) {  // a send completed at once: its callback does not run
+      c.done = true;
+      finish(c);
+    }  // else the callback may already have run inside the call: never reset `done`
+  }
+
+  // An entry is outstanding until it completed and its request was released.
+  auto outstanding = [&] {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < count; ++i) n += !posted[i].done || posted[i].request;
+    return n;
+  };
+  auto lastProgress = Clock::now();
+  std::size_t remaining = outstanding();
+  int idle = 0;
+  while (remaining > 0 && failure.empty()) {
+    for (std::size_t i = 0; i < count; ++i) {
+      Completion& c = posted[i];
+      if (c.done && c.request) {
+        finish(c);
+        ucp_request_free(c.request);
+        c.request = nullptr;
+      }
+    }
+    const std::size_t now = outstanding();
+    if (now < remaining) {
+      remaining = now;
+      lastProgress = Clock::now();
+      idle = 0;
+      continue;
+    }
+    if (ucp_worker_progress(impl.worker) != 0) continue;
+    // Nothing moved: back off, and give the core away at once when ranks outnumber cores.
+    if (++idle > kSpinsBeforeYield || impl.options.oversubscribed) sched_yield();
+    if (impl.options.timeoutSeconds > 0 && (idle & 255) == 0 &&
+        std::chrono::duration<double>(Clock::now() - lastProgress).count() >
+            impl.options.timeoutSeconds) {
+      std::set<int> silent;
+      for (std::size_t i = 0; i < count; ++i)
+        if (!posted[i].done) silent.insert(posted[i].op->peer);
+      std::string ranks;
+      for (int r : silent)
+        ranks += (ranks.empty() ? "" : ", ") + std::to_string(r) + " (world " +
+                 std::to_string(worldRanks_[r]) + ")";
+      failure = "OVERPASS_TIMEOUT: " + collectiveOfTag(tag) + " on communicator '" + name_ +
+                "' made no progress for " +
+                std::to_string(static_cast<long>(impl.options.timeoutSeconds)) +
+                " s; not heard from rank(s) " + ranks;
+      OVERPASS_ERROR("%s", failure.c_str());
+      if (cancelPending(impl, posted, count)) holder.release();
+      return Status::kTimeout;
+    }
+  }
+  if (failure.empty()) return Status::kOk;
+  OVERPASS_ERROR("transport error: %s", failure.c_str());
+  if (cancelPending(impl, posted, count)) holder.release();
+  return Status::kTransportError;
+}
+
+}  // namespace overpass
