@@ -1,0 +1,107 @@
+// Every operation of the Transport interface on the loopback transport (ranks as threads), and
+// the UCX tag layout.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <set>
+#include <vector>
+
+#include "loopback_team.h"
+#include "ucx_transport/ucx_transport.h"
+
+namespace overpass {
+namespace {
+
+using test::runTeam;
+
+TEST(LoopbackTransport, SendRecvAndZeroBytes) {
+  runTeam(2, [](Team& team) {
+    Transport& t = team.transport;
+    std::vector<int> data(1000);
+    if (t.rank() == 0) {
+      std::iota(data.begin(), data.end(), 5);
+      EXPECT_EQ(t.send(data.data(), data.size() * sizeof(int), 1, 3), Status::kOk);
+      EXPECT_EQ(t.send(nullptr, 0, 1, 3), Status::kOk);
+    } else {
+      EXPECT_EQ(t.recv(data.data(), data.size() * sizeof(int), 0, 3), Status::kOk);
+      EXPECT_EQ(data[0], 5);
+      EXPECT_EQ(data[999], 1004);
+      EXPECT_EQ(t.recv(nullptr, 0, 0, 3), Status::kOk);
+    }
+  });
+}
+
+TEST(LoopbackTransport, SendrecvBothWays) {
+  runTeam(3, [](Team& team) {
+    Transport& t = team.transport;
+    const int right = (t.rank() + 1) % 3, left = (t.rank() + 2) % 3;
+    int out = t.rank() * 10, in = -1;
+    EXPECT_EQ(t.sendrecv(&out, sizeof(out), right, &in, sizeof(in), left, 0), Status::kOk);
+    EXPECT_EQ(in, left * 10);
+  });
+}
+
+TEST(LoopbackTransport, ExchangeBatchWithEveryPeer) {
+  runTeam(5, [](Team& team) {
+    Transport& t = team.transport;
+    const int n = t.size();
+    std::vector<int> out(n), in(n, -1);
+    std::vector<P2POp> ops;
+    for (int p = 0; p < n; ++p) {
+      if (p == t.rank()) continue;
+      out[p] = t.rank() * 100 + p;
+      ops.push_back(P2POp::send(&out[p], sizeof(int), p));
+      ops.push_back(P2POp::recv(&in[p], sizeof(int), p));
+    }
+    EXPECT_EQ(t.exchange(ops, 7), Status::kOk);
+    for (int p = 0; p < n; ++p) {
+      if (p != t.rank()) {
+        EXPECT_EQ(in[p], p * 100 + t.rank());
+      }
+    }
+  });
+}
+
+TEST(LoopbackTransport, MessagesOfOneTagArriveInOrderAndTagsStayApart) {
+  runTeam(2, [](Team& team) {
+    Transport& t = team.transport;
+    if (t.rank() == 0) {
+      for (int i = 0; i < 10; ++i) t.send(&i, sizeof(i), 1, 1);
+      const int other = 99;
+      t.send(&other, sizeof(other), 1, 2);
+    } else {
+      int v = -1;
+      t.recv(&v, sizeof(v), 0, 2);  // the later message of another tag is received first
+      EXPECT_EQ(v, 99);
+      for (int i = 0; i < 10; ++i) {
+        t.recv(&v, sizeof(v), 0, 1);
+        EXPECT_EQ(v, i);
+      }
+    }
+  });
+}
+
+TEST(LoopbackTransport, SizeMismatchIsAnError) {
+  runTeam(2, [](Team& team) {
+    Transport& t = team.transport;
+    int v[2] = {1, 2};
+    if (t.rank() == 0)
+      t.send(v, sizeof(v), 1, 0);
+    else
+      EXPECT_EQ(t.recv(v, sizeof(int), 0, 0), Status::kTransportError);
+  });
+}
+
+TEST(UcxTag, FieldsKeepCommunicatorsTagsAndSourcesApart) {
+  std::set<std::uint64_t> tags;
+  for (std::uint32_t comm : {1u, 2u, (1u << 24) - 1})
+    for (int tag : {0, 1, 8, 65535})
+      for (int source : {0, 1, 4095, (1 << 24) - 1})
+        EXPECT_TRUE(tags.insert(makeUcxTag(comm, tag, source)).second);
+  EXPECT_EQ(makeUcxTag(1, 0, 0), std::uint64_t{1} << 40);
+  EXPECT_EQ(makeUcxTag(0, 1, 0), std::uint64_t{1} << 24);
+  EXPECT_EQ(makeUcxTag(0, 0, 1), 1u);
+}
+
+}  // namespace
+}  // namespace overpass
