@@ -154,10 +154,11 @@ constexpr std::array kVars = {
               "Emulate nodes: split each machine's ranks into virtual nodes of this many "
               "consecutive ranks, so hierarchical paths run on one machine.",
               true, parseRanksPerNode},
-    ConfigVar{"OVERPASS_TRANSPORT", "ucx", "ucx|pmpi",
-              "How Overpass's algorithms move bytes: over its own UCX context (ucx), or over the "
-              "MPI library's point-to-point calls on a private communicator (pmpi). If UCX cannot "
-              "start on some rank, every rank uses pmpi.",
+    ConfigVar{"OVERPASS_TRANSPORT", "pmpi", "pmpi|ucx",
+              "How Overpass's algorithms move bytes: over the MPI library's point-to-point calls "
+              "on a private communicator (pmpi), or over Overpass's own UCX context (ucx; if UCX "
+              "cannot start on some rank, every rank uses pmpi). See docs/PERFORMANCE.md for why "
+              "pmpi is the default today.",
               true, parseTransport},
     ConfigVar{"OVERPASS_TIMEOUT", "0", "seconds (0: off)",
               "Abort a collective that makes no progress for this long, with a report of the "

@@ -29,7 +29,7 @@ struct Config {
   std::string topoDump;      // write the job's topology here at initialisation
   std::string topoFile;      // load the job's topology from here instead of probing
   int topoRanksPerNode = 0;  // > 0: emulate nodes of this many consecutive ranks
-  TransportKind transport = TransportKind::kUcx;
+  TransportKind transport = TransportKind::kPmpi;
   double timeoutSeconds = 0;  // 0: no timeout
   std::string ucxRndvThresh;  // "" : UCX's default
 
