@@ -63,8 +63,10 @@ bool parseLog(std::string_view value, Config& config) {
   return true;
 }
 
-bool parseLogFile(std::string_view value, Config& config) {
-  config.logFile = std::string(trim(value));
+// A free-form text variable (a file path): any value is accepted, blanks around it dropped.
+template <std::string Config::*kMember>
+bool parseText(std::string_view value, Config& config) {
+  config.*kMember = std::string(trim(value));
   return true;
 }
 
@@ -73,16 +75,6 @@ bool parseStats(std::string_view value, Config& config) {
   const int b = v.empty() ? 0 : parseBoolText(v);
   config.statsMode = b == 0 ? StatsMode::kOff : b == 1 ? StatsMode::kTable : StatsMode::kJson;
   config.statsPath = b < 0 ? std::string(v) : std::string();
-  return true;
-}
-
-bool parseTopoDump(std::string_view value, Config& config) {
-  config.topoDump = std::string(trim(value));
-  return true;
-}
-
-bool parseTopoFile(std::string_view value, Config& config) {
-  config.topoFile = std::string(trim(value));
   return true;
 }
 
@@ -137,7 +129,8 @@ constexpr std::array kVars = {
               "every fallback and its reason, trace every call.",
               false, parseLog},
     ConfigVar{"OVERPASS_LOG_FILE", "", "a file path; %r is replaced by the world rank",
-              "Write log lines to this file instead of stderr.", false, parseLogFile},
+              "Write log lines to this file instead of stderr.", false,
+              parseText<&Config::logFile>},
     ConfigVar{"OVERPASS_STATS", "0", "0, 1, or a file path",
               "1: print a per-collective table (calls, bytes, time, algorithms, fallbacks) to "
               "stderr on rank 0 at MPI_Finalize; a path: write the same as JSON to that file.",
@@ -145,11 +138,11 @@ constexpr std::array kVars = {
     ConfigVar{"OVERPASS_TOPO_DUMP", "", "a file path",
               "Write the job's topology as JSON (docs/TOPOLOGY.md) to this file, once, from rank 0 "
               "at MPI_Init.",
-              false, parseTopoDump},
+              false, parseText<&Config::topoDump>},
     ConfigVar{"OVERPASS_TOPO_FILE", "", "a file path",
               "Load the job's topology from this JSON file (as OVERPASS_TOPO_DUMP writes it) "
               "instead of probing the machine: for tests and for reproducing a user's machine.",
-              true, parseTopoFile},
+              true, parseText<&Config::topoFile>},
     ConfigVar{"OVERPASS_TOPO_RANKS_PER_NODE", "0", "0 (off) or a number of ranks",
               "Emulate nodes: split each machine's ranks into virtual nodes of this many "
               "consecutive ranks, so hierarchical paths run on one machine.",

@@ -91,6 +91,37 @@ TEST(Config, LogFileAndStats) {
   EXPECT_EQ(json.statsPath, "out/stats.json");
 }
 
+TEST(Config, TopologyVariables) {
+  const Config c = parse({{"OVERPASS_TOPO_DUMP", " t.json "},
+                          {"OVERPASS_TOPO_FILE", "in.json"},
+                          {"OVERPASS_TOPO_RANKS_PER_NODE", "4"}})
+                       .config;
+  EXPECT_EQ(c.topoDump, "t.json");
+  EXPECT_EQ(c.topoFile, "in.json");
+  EXPECT_EQ(c.topoRanksPerNode, 4);
+  for (const char* bad : {"-1", "two", "", "1.5", "9999999"}) {
+    const ParsedConfig p = parse({{"OVERPASS_TOPO_RANKS_PER_NODE", bad}});
+    ASSERT_EQ(p.errors.size(), 1u) << bad;
+    EXPECT_NE(p.errors[0].find("OVERPASS_TOPO_RANKS_PER_NODE"), std::string::npos);
+  }
+}
+
+TEST(Config, TransportVariables) {
+  EXPECT_EQ(parse({}).config.transport, TransportKind::kPmpi);
+  EXPECT_EQ(parse({{"OVERPASS_TRANSPORT", "UCX"}}).config.transport, TransportKind::kUcx);
+  EXPECT_EQ(parse({{"OVERPASS_TRANSPORT", "pmpi"}}).config.transport, TransportKind::kPmpi);
+  EXPECT_EQ(parse({{"OVERPASS_TRANSPORT", "nccl"}}).errors.size(), 1u);
+  EXPECT_DOUBLE_EQ(parse({{"OVERPASS_TIMEOUT", "2.5"}}).config.timeoutSeconds, 2.5);
+  EXPECT_DOUBLE_EQ(parse({{"OVERPASS_TIMEOUT", "0"}}).config.timeoutSeconds, 0);
+  for (const char* bad : {"-1", "soon", "", "3s", "nan"})
+    EXPECT_EQ(parse({{"OVERPASS_TIMEOUT", bad}}).errors.size(), 1u) << bad;
+  EXPECT_EQ(parse({{"OVERPASS_UCX_RNDV_THRESH", "8K"}}).config.ucxRndvThresh, "8k");
+  EXPECT_EQ(parse({{"OVERPASS_UCX_RNDV_THRESH", "65536"}}).config.ucxRndvThresh, "65536");
+  EXPECT_EQ(parse({{"OVERPASS_UCX_RNDV_THRESH", "auto"}}).config.ucxRndvThresh, "auto");
+  for (const char* bad : {"8KB", "K", "big", "-4"})
+    EXPECT_EQ(parse({{"OVERPASS_UCX_RNDV_THRESH", bad}}).errors.size(), 1u) << bad;
+}
+
 TEST(Config, UnknownNameSuggestsNearest) {
   const ParsedConfig p = parse({{"OVERPASS_STAT", "1"}, {"OVERPASS_LOGG", "info"}});
   ASSERT_EQ(p.warnings.size(), 2u);
