@@ -122,7 +122,8 @@ std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootst
     if (status == UCS_OK) {
       ucp_worker_params_t wp{};
       wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-      wp.thread_mode = options.multiThread ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+      // Below MPI_THREAD_MULTIPLE, calls may still come from different threads, one at a time.
+      wp.thread_mode = options.multiThread ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SERIALIZED;
       status = ucp_worker_create(impl->context, &wp, &impl->worker);
     }
     if (status == UCS_OK) {
