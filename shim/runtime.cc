@@ -147,6 +147,9 @@ void setUpTopology(Runtime& rt, Bootstrap& bootstrap) {
   std::fclose(f);
 }
 
+// Jobs up to this size connect every pair of ranks at start-up; larger ones on first use.
+constexpr int kEagerConnectRanks = 256;
+
 // Overpass's own UCX context, unless OVERPASS_TRANSPORT=pmpi. If UCX cannot start on some rank,
 // every rank learns it in the address exchange and all use the PMPI transport.
 void setUpUcx(Runtime& rt, Bootstrap& bootstrap) {
@@ -162,6 +165,8 @@ void setUpUcx(Runtime& rt, Bootstrap& bootstrap) {
   for (const Locality& l : rt.job.ranks) options.sameHost.push_back(l.hostname == me.hostname);
   std::string error;
   rt.ucx = UcxContext::create(options, bootstrap, &error);
+  if (rt.ucx && rt.worldSize <= kEagerConnectRanks && rt.ucx->connectAll(bootstrap) != Status::kOk)
+    OVERPASS_WARN("UCX: connecting all ranks at start-up failed; endpoints connect on first use");
   if (!rt.ucx && rt.worldRank == 0)
     OVERPASS_WARN("%s; using the PMPI transport (OVERPASS_TRANSPORT=pmpi)", error.c_str());
 }

@@ -21,6 +21,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Start-up warm-up of the shared-memory FIFOs (UCX_MM_FIFO_SIZE is 64 by default).
+constexpr int kWarmMessages = 128;
+constexpr std::size_t kWarmMessageBytes = 4096;
+
 // Polls before yielding the core when ranks do not outnumber cores.
 constexpr int kSpinsBeforeYield = 256;
 
@@ -170,6 +174,49 @@ std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootst
     impl->peers[r].worldRank = r;
   }
   return std::unique_ptr<UcxContext>(new UcxContext(std::move(impl)));
+}
+
+Status UcxContext::connectAll(Bootstrap& bootstrap) {
+  Impl& impl = *impl_;
+  std::vector<void*> flushes;
+  for (int r = 0; r < static_cast<int>(impl.endpoints.size()); ++r) {
+    if (r == impl.worldRank) continue;
+    ucs_status_t status = UCS_OK;
+    ucp_ep_h ep = impl.endpoint(r, &status);
+    if (!ep) {
+      OVERPASS_ERROR("UCX: cannot connect to world rank %d: %s", r, ucs_status_string(status));
+      return Status::kTransportError;
+    }
+    ucp_request_param_t param{};
+    ucs_status_ptr_t request = ucp_ep_flush_nbx(ep, &param);
+    if (UCS_PTR_IS_ERR(request)) return Status::kTransportError;
+    if (request) flushes.push_back(request);
+  }
+  // The peers answer the wire-up while they flush too: everyone is here at once.
+  for (void* request : flushes) {
+    while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(impl.worker);
+    ucp_request_free(request);
+  }
+  // Warm the shared-memory FIFOs: their elements' pages are touched on first use, at ~15 us a
+  // fault on these virtual machines; one round of messages through every element of each
+  // same-host peer's FIFO moves that cost to start-up.
+  std::vector<int> ranks(impl.endpoints.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int>(r);
+  UcxTransport warm(*this, ranks, impl.worldRank, 0, "overpass warm-up");
+  std::vector<char> out(kWarmMessageBytes), in(kWarmMessageBytes);
+  std::vector<P2POp> ops;
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
+    if (r == impl.worldRank || !impl.sameHost[r]) continue;
+    ops.clear();
+    for (int i = 0; i < kWarmMessages; ++i) {
+      ops.push_back(P2POp::send(out.data(), out.size(), r));
+      ops.push_back(P2POp::recv(in.data(), in.size(), r));
+    }
+    if (warm.exchange(ops, 0) != Status::kOk) return Status::kTransportError;
+  }
+  std::uint64_t done = 1;
+  std::vector<std::uint64_t> all(bootstrap.size());
+  return bootstrap.allgather(&done, all.data(), sizeof(done));
 }
 
 std::string UcxContext::describePath(int worldRank) {

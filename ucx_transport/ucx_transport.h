@@ -60,6 +60,10 @@ class UcxContext {
   UcxContext(const UcxContext&) = delete;
   UcxContext& operator=(const UcxContext&) = delete;
 
+  // Creates the endpoints to every rank and completes their wire-up (a collective over the
+  // world): messages sent before an endpoint is wired up are slow (~15 us each here).
+  Status connectAll(Bootstrap& bootstrap);
+
   // The UCX transports an endpoint to `worldRank` uses, e.g. "posix/memory cma/memory".
   std::string describePath(int worldRank);
 
