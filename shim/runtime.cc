@@ -162,7 +162,12 @@ void setUpUcx(Runtime& rt, Bootstrap& bootstrap) {
   options.rndvThresh = rt.config.ucxRndvThresh;
   options.timeoutSeconds = rt.config.timeoutSeconds;
   options.oversubscribed = me.nodeCores > 0 && onMyHost > me.nodeCores;
-  for (const Locality& l : rt.job.ranks) options.sameHost.push_back(l.hostname == me.hostname);
+  for (const Locality& l : rt.job.ranks) {
+    options.sameHost.push_back(l.hostname == me.hostname);
+    // Process ids are only real when probed, not when loaded from OVERPASS_TOPO_FILE.
+    const bool probed = rt.config.topoFile.empty();
+    options.pids.push_back(probed && l.hostname == me.hostname ? l.pid : 0);
+  }
   std::string error;
   rt.ucx = UcxContext::create(options, bootstrap, &error);
   if (rt.ucx && rt.worldSize <= kEagerConnectRanks && rt.ucx->connectAll(bootstrap) != Status::kOk)

@@ -13,9 +13,10 @@ namespace {
 using nlohmann::ordered_json;
 
 ordered_json localityJson(const Locality& l) {
-  return {{"hostname", l.hostname}, {"numa", l.numa},   {"socket", l.socket},
-          {"cpuset", l.cpuset},     {"bound", l.bound}, {"node_cores", l.nodeCores},
-          {"l3_bytes", l.l3Bytes},  {"gpus", l.gpus},   {"nics", l.nics}};
+  return {{"hostname", l.hostname}, {"numa", l.numa},        {"socket", l.socket},
+          {"cpuset", l.cpuset},     {"bound", l.bound},      {"node_cores", l.nodeCores},
+          {"pid", l.pid},           {"l3_bytes", l.l3Bytes}, {"gpus", l.gpus},
+          {"nics", l.nics}};
 }
 
 // Reads the locality fields of `j` (all optional: a hand-written file may give only nodes).
@@ -27,6 +28,7 @@ Locality localityFrom(const nlohmann::json& j) {
   l.cpuset = j.value("cpuset", std::string());
   l.bound = j.value("bound", false);
   l.nodeCores = j.value("node_cores", 0);
+  l.pid = j.value("pid", 0);
   l.l3Bytes = clampCacheBytes(j.value("l3_bytes", std::size_t{0}));
   l.gpus = j.value("gpus", std::vector<std::string>());
   l.nics = j.value("nics", std::vector<std::string>());

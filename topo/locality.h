@@ -16,6 +16,7 @@ struct Locality {
   std::string cpuset;       // the cpus the rank may run on, as a list ("0-3,8")
   bool bound = false;       // bound to fewer than all cpus of the node
   int nodeCores = 0;        // cores of the whole node
+  int pid = 0;              // process id, to notice a peer on the same host that has exited
   std::size_t l3Bytes = 0;  // last-level cache seen by the rank, clamped (see kMaxCacheBytes)
   std::vector<std::string> gpus;  // nearest NVIDIA GPUs by PCI locality, as PCI bus ids
   std::vector<std::string> nics;  // nearest network / OpenFabrics devices, by OS name

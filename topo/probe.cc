@@ -55,6 +55,7 @@ Locality probeLocality() {
   Locality loc;
   char host[256] = "";
   if (gethostname(host, sizeof(host) - 1) == 0) loc.hostname = host;
+  loc.pid = static_cast<int>(getpid());
 
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return loc;

@@ -2,10 +2,12 @@
 #include "ucx_transport/ucx_transport.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <ucp/api/ucp.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +22,9 @@ namespace overpass {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long a wait must have made no progress before same-host peers are checked for life.
+constexpr double kLivenessCheckSeconds = 0.5;
 
 // Start-up warm-up of the shared-memory FIFOs (UCX_MM_FIFO_SIZE is 64 by default).
 constexpr int kWarmMessages = 128;
@@ -168,6 +173,7 @@ std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootst
   impl->endpoints.assign(size, nullptr);
   impl->sameHost = options.sameHost;
   impl->sameHost.resize(size, false);
+  impl->options.pids.resize(size, 0);
   impl->peers.reset(new PeerState[size]);
   for (int r = 0; r < size; ++r) {
     impl->peers[r].impl = impl.get();
@@ -389,6 +395,19 @@ Status UcxTransport::exchange(std::span<const P2POp> ops, int tag) {
     if (ucp_worker_progress(impl.worker) != 0) continue;
     // Nothing moved: back off, and give the core away at once when ranks outnumber cores.
     if (++idle > kSpinsBeforeYield || impl.options.oversubscribed) sched_yield();
+    // Peers on other hosts that fail are reported by UCX (peer error handling); a peer on this
+    // host is watched by its process id while we wait for it.
+    if ((idle & 4095) == 0 && std::chrono::duration<double>(Clock::now() - lastProgress).count() >
+                                  kLivenessCheckSeconds) {
+      for (std::size_t i = 0; i < count && failure.empty(); ++i) {
+        const int world = worldRanks_[posted[i].op->peer];
+        const int pid = impl.options.pids[world];
+        if (!posted[i].done && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+          failure = describe(*posted[i].op) + ": the peer (process " + std::to_string(pid) +
+                    " on this host) has exited";
+      }
+      if (!failure.empty()) break;
+    }
     if (impl.options.timeoutSeconds > 0 && (idle & 255) == 0 &&
         std::chrono::duration<double>(Clock::now() - lastProgress).count() >
             impl.options.timeoutSeconds) {

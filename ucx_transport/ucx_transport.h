@@ -27,6 +27,7 @@ struct UcxOptions {
   double timeoutSeconds = 0;    // OVERPASS_TIMEOUT: 0 = wait forever
   bool oversubscribed = false;  // more ranks than cores on this node: yield while polling
   std::vector<bool> sameHost;   // by world rank: runs on this host (shared memory reachable)
+  std::vector<int> pids;        // by world rank: process id of the ranks on this host, else 0
 };
 
 class UcxContext;
