@@ -18,37 +18,65 @@ PmpiTransport::PmpiTransport(MPI_Comm comm) : comm_(comm) {
   PMPI_Comm_size(comm_, &size_);
 }
 
-Status PmpiTransport::exchange(std::span<const P2POp> ops, int tag) {
-  requests_.clear();
-  int rc = MPI_SUCCESS;
+namespace {
+
+struct PmpiBatch final : Transport::Batch {
+  std::vector<MPI_Request> requests;
+};
+
+}  // namespace
+
+Status PmpiTransport::fail(int rc, const char* what) {
+  lastError_ = rc;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  PMPI_Error_string(rc, text, &len);
+  OVERPASS_ERROR("point-to-point %s failed: %s", what, text);
+  return Status::kTransportError;
+}
+
+Status PmpiTransport::start(std::span<const P2POp> ops, int tag, Request* request) {
+  auto batch = std::make_unique<PmpiBatch>();
+  batch->requests.reserve(ops.size());
   for (const P2POp& op : ops) {
     auto* p = static_cast<unsigned char*>(op.buf);
     std::size_t left = op.bytes;
     do {  // a zero-byte operation is still one message
       const int n = static_cast<int>(std::min(left, kMaxMessage));
       MPI_Request r;
-      rc = op.kind == P2POp::Kind::kSend ? PMPI_Isend(p, n, MPI_BYTE, op.peer, tag, comm_, &r)
-                                         : PMPI_Irecv(p, n, MPI_BYTE, op.peer, tag, comm_, &r);
-      if (rc != MPI_SUCCESS) break;
-      requests_.push_back(r);
+      const int rc = op.kind == P2POp::Kind::kSend
+                         ? PMPI_Isend(p, n, MPI_BYTE, op.peer, tag, comm_, &r)
+                         : PMPI_Irecv(p, n, MPI_BYTE, op.peer, tag, comm_, &r);
+      if (rc != MPI_SUCCESS) {
+        PMPI_Waitall(static_cast<int>(batch->requests.size()), batch->requests.data(),
+                     MPI_STATUSES_IGNORE);
+        return fail(rc, "post");
+      }
+      batch->requests.push_back(r);
       p += n;
       left -= n;
     } while (left > 0);
-    if (rc != MPI_SUCCESS) break;
   }
-  const int waitRc =
-      PMPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
-  if (rc == MPI_SUCCESS) rc = waitRc;
-  if (rc != MPI_SUCCESS) {
-    lastError_ = rc;
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    PMPI_Error_string(rc, text, &len);
-    OVERPASS_ERROR("point-to-point exchange of %zu operation(s) with tag %d failed: %s", ops.size(),
-                   tag, text);
-    return Status::kTransportError;
-  }
+  *request = std::move(batch);
   return Status::kOk;
+}
+
+Status PmpiTransport::test(Request& request, bool* done) {
+  auto& batch = static_cast<PmpiBatch&>(*request);
+  int flag = 0;
+  const int rc = PMPI_Testall(static_cast<int>(batch.requests.size()), batch.requests.data(), &flag,
+                              MPI_STATUSES_IGNORE);
+  *done = flag != 0 || rc != MPI_SUCCESS;
+  if (*done) request.reset();
+  return rc == MPI_SUCCESS ? Status::kOk : fail(rc, "completion");
+}
+
+Status PmpiTransport::wait(Request& request) {
+  auto& batch = static_cast<PmpiBatch&>(*request);
+  const int rc = PMPI_Waitall(static_cast<int>(batch.requests.size()), batch.requests.data(),
+                              MPI_STATUSES_IGNORE);
+  request.reset();
+  return rc == MPI_SUCCESS ? Status::kOk : fail(rc, "completion");
 }
 
 PmpiBootstrap::PmpiBootstrap(MPI_Comm comm) : comm_(comm) {

@@ -16,15 +16,18 @@ class PmpiTransport final : public Transport {
   explicit PmpiTransport(MPI_Comm comm);
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  Status exchange(std::span<const P2POp> ops, int tag) override;
+  Status start(std::span<const P2POp> ops, int tag, Request* request) override;
+  Status test(Request& request, bool* done) override;
+  Status wait(Request& request) override;
   // The MPI error code of the last failure, to raise through the application's error handler.
   int lastError() const { return lastError_; }
 
  private:
+  Status fail(int rc, const char* what);
+
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   int lastError_ = MPI_SUCCESS;
-  std::vector<MPI_Request> requests_;
 };
 
 class PmpiBootstrap final : public Bootstrap {

@@ -21,8 +21,9 @@ class LoopbackFabric {
   int size() const { return size_; }
 
   void post(int src, int dst, int tag, const void* buf, std::size_t bytes);
-  // Waits for the oldest message from src to dst with this tag; false if its size differs.
-  bool take(int src, int dst, int tag, void* buf, std::size_t bytes);
+  // Takes the oldest message from src to dst with this tag into buf: 1 done, 0 none there yet
+  // (only when !block), -1 its size differs.
+  int take(int src, int dst, int tag, void* buf, std::size_t bytes, bool block);
 
  private:
   int size_;
@@ -31,14 +32,19 @@ class LoopbackFabric {
   std::map<std::tuple<int, int, int>, std::deque<std::vector<unsigned char>>> mailboxes_;
 };
 
+// Sends are delivered at start; a batch holds the receives still to take.
 class LoopbackTransport final : public Transport {
  public:
   LoopbackTransport(LoopbackFabric& fabric, int rank) : fabric_(fabric), rank_(rank) {}
   int rank() const override { return rank_; }
   int size() const override { return fabric_.size(); }
-  Status exchange(std::span<const P2POp> ops, int tag) override;
+  Status start(std::span<const P2POp> ops, int tag, Request* request) override;
+  Status test(Request& request, bool* done) override;
+  Status wait(Request& request) override;
 
  private:
+  Status advance(Request& request, bool block, bool* done);
+
   LoopbackFabric& fabric_;
   int rank_;
 };

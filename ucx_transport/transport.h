@@ -1,11 +1,12 @@
 // Transport: how the algorithms move bytes between the ranks of one team. An algorithm posts a
-// batch of sends and receives and waits for all of them (exchange); batches of one communicator
-// are matched in the order they are posted, per peer. Implementations: PMPI point-to-point on a
-// private communicator (shim/pmpi_transport.cc), in-process threads (loopback_transport.h), and
-// UCX (to come).
+// batch of sends and receives without waiting (start), advances it (test) or completes it (wait);
+// exchange = start + wait. Messages of one tag between two ranks are matched in the order they
+// are posted. Implementations: PMPI point-to-point on a private communicator
+// (shim/pmpi_transport.cc), in-process threads (loopback_transport.h), UCX (ucx_transport.h).
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 
 #include "common/status.h"
@@ -29,11 +30,31 @@ struct P2POp {
 
 class Transport {
  public:
+  // A batch of operations in flight; each transport keeps its own state in a subclass.
+  struct Batch {
+    virtual ~Batch() = default;
+  };
+  using Request = std::unique_ptr<Batch>;
+
   virtual ~Transport() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // Posts every operation, then completes all of them. `tag` keeps algorithm steps apart.
-  virtual Status exchange(std::span<const P2POp> ops, int tag) = 0;
+
+  // Posts every operation without waiting. `tag` keeps algorithm steps apart. The buffers must
+  // stay valid until the request completes. On failure nothing is left in flight.
+  virtual Status start(std::span<const P2POp> ops, int tag, Request* request) = 0;
+  // Advances the request without blocking; *done: every operation completed (the request is
+  // then released).
+  virtual Status test(Request& request, bool* done) = 0;
+  // Completes every operation of the request and releases it.
+  virtual Status wait(Request& request) = 0;
+
+  // Posts every operation, then completes all of them.
+  Status exchange(std::span<const P2POp> ops, int tag) {
+    Request request;
+    OVERPASS_CHECK(start(ops, tag, &request));
+    return wait(request);
+  }
 
   Status send(const void* buf, std::size_t bytes, int peer, int tag) {
     const P2POp op = P2POp::send(buf, bytes, peer);

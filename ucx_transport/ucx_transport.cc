@@ -309,128 +309,175 @@ bool cancelPending(UcxContext::Impl& impl, std::vector<Completion>& posted, std:
 
 }  // namespace
 
-Status UcxTransport::exchange(std::span<const P2POp> ops, int tag) {
-  UcxContext::Impl& impl = *context_.impl_;
-  // Stable addresses for the callbacks; kept alive (leaked) if a failure leaves a request in
-  // flight whose callback could still write into it.
-  auto holder = std::make_unique<std::vector<Completion>>(ops.size());
-  std::vector<Completion>& posted = *holder;
-  std::size_t count = 0;
-  std::string failure;
-  auto describe = [&](const P2POp& op) {
-    return std::string(op.kind == P2POp::Kind::kSend ? "send of " : "receive of ") +
-           std::to_string(op.bytes) + " bytes " + (op.kind == P2POp::Kind::kSend ? "to" : "from") +
-           " rank " + std::to_string(op.peer) + " (world rank " +
-           std::to_string(worldRanks_[op.peer]) + ") in " + collectiveOfTag(tag) +
-           " on communicator '" + name_ + "'";
-  };
-  auto finish = [&](Completion& c) {
-    if (c.status != UCS_OK && c.status != UCS_ERR_CANCELED)
-      failure = describe(*c.op) + ": " + ucs_status_string(c.status);
-    else if (c.op->kind == P2POp::Kind::kRecv && c.length != c.op->bytes)
-      failure = describe(*c.op) + ": " + std::to_string(c.length) + " bytes arrived";
-  };
+std::string UcxTransport::describe(const P2POp& op, int tag) const {
+  const bool send = op.kind == P2POp::Kind::kSend;
+  return std::string(send ? "send of " : "receive of ") + std::to_string(op.bytes) + " bytes " +
+         (send ? "to" : "from") + " rank " + std::to_string(op.peer) + " (world rank " +
+         std::to_string(worldRanks_[op.peer]) + ") in " + collectiveOfTag(tag) +
+         " on communicator '" + name_ + "'";
+}
 
-  for (const P2POp& op : ops) {
-    Completion& c = posted[count];
+namespace {
+
+// A batch in flight: copies of the operations and one completion each, at stable addresses for
+// the callbacks. Kept alive (leaked) if a failure leaves a request in flight whose callback could
+// still write into it.
+struct UcxBatch final : Transport::Batch {
+  std::vector<P2POp> ops;
+  std::vector<Completion> posted;
+  std::size_t count = 0;  // posted so far
+  int tag = 0;
+  std::string failure;
+  Clock::time_point lastProgress = Clock::now();
+  int idle = 0;
+
+  std::size_t outstanding() const {  // not completed, or completed but not yet released
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < count; ++i) n += !posted[i].done || posted[i].request;
+    return n;
+  }
+};
+
+}  // namespace
+
+Status UcxTransport::start(std::span<const P2POp> ops, int tag, Request* request) {
+  UcxContext::Impl& impl = *context_.impl_;
+  auto batch = std::make_unique<UcxBatch>();
+  batch->ops.assign(ops.begin(), ops.end());
+  batch->posted.resize(ops.size());
+  batch->tag = tag;
+  for (const P2POp& op : batch->ops) {
+    Completion& c = batch->posted[batch->count];
     c.op = &op;
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.user_data = &c;
-    ucs_status_ptr_t request;
+    ucs_status_ptr_t ucxRequest;
     if (op.kind == P2POp::Kind::kRecv) {
       // Always a request, so that the callback reports the received length (UCX 1.13 leaves
       // recv_info unfilled on immediate completion).
       param.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
       param.cb.recv = onRecvDone;
-      request = ucp_tag_recv_nbx(impl.worker, op.buf, op.bytes, makeUcxTag(commId_, tag, op.peer),
-                                 ~std::uint64_t{0}, &param);
+      ucxRequest = ucp_tag_recv_nbx(impl.worker, op.buf, op.bytes,
+                                    makeUcxTag(commId_, tag, op.peer), ~std::uint64_t{0}, &param);
     } else {
       ucs_status_t status = UCS_OK;
       ucp_ep_h ep = impl.endpoint(worldRanks_[op.peer], &status);
       if (!ep) {
-        failure = describe(op) + ": no endpoint: " + ucs_status_string(status);
+        batch->failure = describe(op, tag) + ": no endpoint: " + ucs_status_string(status);
         break;
       }
       param.cb.send = onSendDone;
-      request = ucp_tag_send_nbx(ep, op.buf, op.bytes, makeUcxTag(commId_, tag, rank_), &param);
+      ucxRequest = ucp_tag_send_nbx(ep, op.buf, op.bytes, makeUcxTag(commId_, tag, rank_), &param);
     }
-    if (UCS_PTR_IS_ERR(request)) {
-      failure = describe(op) + ": " + ucs_status_string(UCS_PTR_STATUS(request));
+    if (UCS_PTR_IS_ERR(ucxRequest)) {
+      batch->failure = describe(op, tag) + ": " + ucs_status_string(UCS_PTR_STATUS(ucxRequest));
       break;
     }
-    c.request = request;
-    ++count;
-    if (request == nullptr) {  // a send completed at once: its callback does not run
-      c.done = true;
-      finish(c);
-    }  // else the callback may already have run inside the call: never reset `done`
+    c.request = ucxRequest;
+    ++batch->count;
+    if (ucxRequest == nullptr) c.done = true;  // a send completed at once: no callback
+    // else the callback may already have run inside the call: never reset `done`
   }
+  *request = std::move(batch);
+  if (static_cast<UcxBatch&>(**request).failure.empty()) return Status::kOk;
+  bool done = false;
+  return advance(*request, false, &done);  // reports the failure and releases what was posted
+}
 
-  // An entry is outstanding until it completed and its request was released.
-  auto outstanding = [&] {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < count; ++i) n += !posted[i].done || posted[i].request;
-    return n;
+Status UcxTransport::test(Request& request, bool* done) {
+  return advance(request, false, done);
+}
+
+Status UcxTransport::wait(Request& request) {
+  bool done = false;
+  return advance(request, true, &done);
+}
+
+Status UcxTransport::advance(Request& request, bool block, bool* done) {
+  UcxContext::Impl& impl = *context_.impl_;
+  auto& b = static_cast<UcxBatch&>(*request);
+  auto finish = [&](Completion& c) {
+    if (!b.failure.empty()) return;
+    if (c.status != UCS_OK && c.status != UCS_ERR_CANCELED)
+      b.failure = describe(*c.op, b.tag) + ": " + ucs_status_string(c.status);
+    else if (c.op->kind == P2POp::Kind::kRecv && c.length != c.op->bytes)
+      b.failure = describe(*c.op, b.tag) + ": " + std::to_string(c.length) + " bytes arrived";
   };
-  auto lastProgress = Clock::now();
-  std::size_t remaining = outstanding();
-  int idle = 0;
-  while (remaining > 0 && failure.empty()) {
-    for (std::size_t i = 0; i < count; ++i) {
-      Completion& c = posted[i];
+  std::size_t remaining = b.outstanding() + 1;  // +1: the first pass always counts as progress
+  Status status = Status::kOk;
+  for (;;) {
+    for (std::size_t i = 0; i < b.count; ++i) {
+      Completion& c = b.posted[i];
       if (c.done && c.request) {
         finish(c);
         ucp_request_free(c.request);
         c.request = nullptr;
+      } else if (c.done && !c.request && c.op) {
+        finish(c);  // completed inside start
       }
+      if (c.done) c.op = c.request ? c.op : nullptr;
     }
-    const std::size_t now = outstanding();
+    if (!b.failure.empty()) {
+      status = Status::kTransportError;
+      break;
+    }
+    const std::size_t now = b.outstanding();
+    if (now == 0) break;
     if (now < remaining) {
       remaining = now;
-      lastProgress = Clock::now();
-      idle = 0;
-      continue;
+      b.lastProgress = Clock::now();
+      b.idle = 0;
     }
     if (ucp_worker_progress(impl.worker) != 0) continue;
+    if (!block) {
+      *done = false;
+      return Status::kOk;
+    }
     // Nothing moved: back off, and give the core away at once when ranks outnumber cores.
-    if (++idle > kSpinsBeforeYield || impl.options.oversubscribed) sched_yield();
+    if (++b.idle > kSpinsBeforeYield || impl.options.oversubscribed) sched_yield();
+    const double waited = std::chrono::duration<double>(Clock::now() - b.lastProgress).count();
     // Peers on other hosts that fail are reported by UCX (peer error handling); a peer on this
     // host is watched by its process id while we wait for it.
-    if ((idle & 4095) == 0 && std::chrono::duration<double>(Clock::now() - lastProgress).count() >
-                                  kLivenessCheckSeconds) {
-      for (std::size_t i = 0; i < count && failure.empty(); ++i) {
-        const int world = worldRanks_[posted[i].op->peer];
-        const int pid = impl.options.pids[world];
-        if (!posted[i].done && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
-          failure = describe(*posted[i].op) + ": the peer (process " + std::to_string(pid) +
-                    " on this host) has exited";
+    if ((b.idle & 4095) == 0 && waited > kLivenessCheckSeconds) {
+      for (std::size_t i = 0; i < b.count && b.failure.empty(); ++i) {
+        if (b.posted[i].done) continue;
+        const P2POp& op = b.ops[i];
+        const int pid = impl.options.pids[worldRanks_[op.peer]];
+        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+          b.failure = describe(op, b.tag) + ": the peer (process " + std::to_string(pid) +
+                      " on this host) has exited";
       }
-      if (!failure.empty()) break;
     }
-    if (impl.options.timeoutSeconds > 0 && (idle & 255) == 0 &&
-        std::chrono::duration<double>(Clock::now() - lastProgress).count() >
-            impl.options.timeoutSeconds) {
+    if (b.failure.empty() && impl.options.timeoutSeconds > 0 && (b.idle & 255) == 0 &&
+        waited > impl.options.timeoutSeconds) {
       std::set<int> silent;
-      for (std::size_t i = 0; i < count; ++i)
-        if (!posted[i].done) silent.insert(posted[i].op->peer);
+      for (std::size_t i = 0; i < b.count; ++i)
+        if (!b.posted[i].done) silent.insert(b.ops[i].peer);
       std::string ranks;
       for (int r : silent)
         ranks += (ranks.empty() ? "" : ", ") + std::to_string(r) + " (world " +
                  std::to_string(worldRanks_[r]) + ")";
-      failure = "OVERPASS_TIMEOUT: " + collectiveOfTag(tag) + " on communicator '" + name_ +
-                "' made no progress for " +
-                std::to_string(static_cast<long>(impl.options.timeoutSeconds)) +
-                " s; not heard from rank(s) " + ranks;
-      OVERPASS_ERROR("%s", failure.c_str());
-      if (cancelPending(impl, posted, count)) holder.release();
+      OVERPASS_ERROR(
+          "OVERPASS_TIMEOUT: %s on communicator '%s' made no progress for %ld s; not "
+          "heard from rank(s) %s",
+          collectiveOfTag(b.tag).c_str(), name_.c_str(),
+          static_cast<long>(impl.options.timeoutSeconds), ranks.c_str());
+      if (cancelPending(impl, b.posted, b.count)) (void)request.release();
+      request.reset();
       return Status::kTimeout;
     }
   }
-  if (failure.empty()) return Status::kOk;
-  OVERPASS_ERROR("transport error: %s", failure.c_str());
-  if (cancelPending(impl, posted, count)) holder.release();
-  return Status::kTransportError;
+  *done = true;
+  if (status != Status::kOk) {
+    OVERPASS_ERROR("transport error: %s", b.failure.c_str());
+    if (cancelPending(impl, b.posted, b.count)) {
+      (void)request.release();  // a callback may still write into it
+      return status;
+    }
+  }
+  request.reset();
+  return status;
 }
 
 }  // namespace overpass

@@ -41,9 +41,14 @@ class UcxTransport final : public Transport {
                std::string name);
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(worldRanks_.size()); }
-  Status exchange(std::span<const P2POp> ops, int tag) override;
+  Status start(std::span<const P2POp> ops, int tag, Request* request) override;
+  Status test(Request& request, bool* done) override;
+  Status wait(Request& request) override;
 
  private:
+  Status advance(Request& request, bool block, bool* done);
+  std::string describe(const P2POp& op, int tag) const;
+
   UcxContext& context_;
   std::vector<int> worldRanks_;
   int rank_;

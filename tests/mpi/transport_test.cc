@@ -37,7 +37,17 @@ int check(UcxTransport& t) {
         for (std::size_t i = 0; i < n; ++i) out[i] = pattern(rank, peer, n, i);
         std::fill(in.begin(), in.begin() + std::min<std::size_t>(n + 1, in.size()), 0xEE);
         const long before = bad;
-        if (t.sendrecv(out.data(), n, peer, in.data(), n, peer, 1) != Status::kOk) ++bad;
+        // Alternately the blocking exchange and start + test polling.
+        const P2POp ops[2] = {P2POp::recv(in.data(), n, peer), P2POp::send(out.data(), n, peer)};
+        if (exchanges % 2 == 0) {
+          if (t.exchange(ops, 1) != Status::kOk) ++bad;
+        } else {
+          Transport::Request request;
+          bool done = false;
+          Status st = t.start(ops, 1, &request);
+          while (st == Status::kOk && !done) st = t.test(request, &done);
+          if (st != Status::kOk) ++bad;
+        }
         for (std::size_t i = 0; i < n; ++i) bad += in[i] != pattern(peer, rank, n, i);
         if (n < in.size() && in[n] != 0xEE) ++bad;  // nothing past the message
         ++exchanges;

@@ -92,6 +92,31 @@ TEST(LoopbackTransport, SizeMismatchIsAnError) {
   });
 }
 
+TEST(LoopbackTransport, StartTestWait) {
+  LoopbackFabric fabric(2);
+  LoopbackTransport a(fabric, 0), b(fabric, 1);
+  int in = -1, out = 42;
+  const P2POp recv = P2POp::recv(&in, sizeof(in), 1);
+  Transport::Request request;
+  ASSERT_EQ(a.start({&recv, 1}, 4, &request), Status::kOk);
+  bool done = true;
+  ASSERT_EQ(a.test(request, &done), Status::kOk);
+  EXPECT_FALSE(done) << "nothing was sent yet";
+  EXPECT_TRUE(request);
+  EXPECT_EQ(b.send(&out, sizeof(out), 0, 4), Status::kOk);
+  ASSERT_EQ(a.test(request, &done), Status::kOk);
+  EXPECT_TRUE(done);
+  EXPECT_FALSE(request) << "a completed request is released";
+  EXPECT_EQ(in, 42);
+  // wait() on a batch whose message is already there.
+  out = 7;
+  EXPECT_EQ(b.send(&out, sizeof(out), 0, 5), Status::kOk);
+  const P2POp recv2 = P2POp::recv(&in, sizeof(in), 1);
+  ASSERT_EQ(a.start({&recv2, 1}, 5, &request), Status::kOk);
+  EXPECT_EQ(a.wait(request), Status::kOk);
+  EXPECT_EQ(in, 7);
+}
+
 TEST(UcxTag, FieldsKeepCommunicatorsTagsAndSourcesApart) {
   std::set<std::uint64_t> tags;
   for (std::uint32_t comm : {1u, 2u, (1u << 24) - 1})
