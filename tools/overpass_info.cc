@@ -17,11 +17,20 @@ using namespace overpass;
 
 namespace {
 
+// A table cell: '|' would end the cell.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
 void printMarkdown() {
   std::printf("| Variable | Default | Accepted | Meaning |\n|---|---|---|---|\n");
   for (const ConfigVar& v : configVars())
-    std::printf("| `%s` | `%s` | %s | %s%s |\n", v.name.data(), v.defaultValue.data(),
-                v.accepted.data(), v.help.data(), v.agreed ? " Must be equal on every rank." : "");
+    std::printf("| `%s` | %s | %s | %s%s |\n", v.name.data(),
+                v.defaultValue.empty() ? "(empty)" : ("`" + cell(v.defaultValue) + "`").c_str(),
+                cell(v.accepted).c_str(), cell(v.help).c_str(),
+                v.agreed ? " Must be equal on every rank." : "");
 }
 
 }  // namespace
