@@ -15,12 +15,16 @@ Status allgatherRing(const CollArgs& args, Team& team) {
   auto block = [&](int i) {
     return out + static_cast<std::size_t>((i + size) % size) * args.bytes;
   };
-  if (block(rank) != args.sendbuf && args.bytes) std::memcpy(block(rank), args.sendbuf, args.bytes);
   if (args.bytes == 0) return Status::kOk;
   const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
-  for (int s = 1; s < size; ++s)
-    OVERPASS_CHECK(team.transport.sendrecv(block(rank - s + 1), args.bytes, right, block(rank - s),
-                                           args.bytes, left, tag));
+  // Step 1 sends the own block straight from sendbuf; it is copied into place after the
+  // exchanges, so the peers' transfers are not held up behind the local copy.
+  for (int s = 1; s < size; ++s) {
+    const void* out = s == 1 ? args.sendbuf : block(rank - s + 1);
+    OVERPASS_CHECK(
+        team.transport.sendrecv(out, args.bytes, right, block(rank - s), args.bytes, left, tag));
+  }
+  if (block(rank) != args.sendbuf) std::memcpy(block(rank), args.sendbuf, args.bytes);
   return Status::kOk;
 }
 

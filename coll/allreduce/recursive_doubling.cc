@@ -19,9 +19,11 @@ namespace overpass {
 Status allreduceRecursiveDoubling(const CollArgs& args, Team& team) {
   const int rank = team.rank(), size = team.size();
   const int tag = static_cast<int>(args.coll);
-  if (args.sendbuf != args.recvbuf && args.bytes)
-    std::memmove(args.recvbuf, args.sendbuf, args.bytes);
-  if (size == 1 || args.count == 0) return Status::kOk;
+  if (size == 1 || args.count == 0) {
+    if (args.sendbuf != args.recvbuf && args.bytes)
+      std::memmove(args.recvbuf, args.sendbuf, args.bytes);
+    return Status::kOk;
+  }
 
   int p2 = 1;
   while (p2 * 2 <= size) p2 *= 2;
@@ -31,14 +33,26 @@ Status allreduceRecursiveDoubling(const CollArgs& args, Team& team) {
   auto reduce = [&](const void* in, void* inout) {
     reduceLocal(in, inout, args.count, args.type, args.op, args.user);
   };
+  // The input is copied into recvbuf while the first exchange is in flight (sending straight
+  // from sendbuf), so that peers are not held up behind the local copy.
+  bool copyPending = args.sendbuf != args.recvbuf;
+  auto exchange = [&](std::span<const P2POp> ops) {
+    Transport::Request request;
+    OVERPASS_CHECK(team.transport.start(ops, tag, &request));
+    if (copyPending) std::memcpy(args.recvbuf, args.sendbuf, args.bytes);
+    copyPending = false;
+    return team.transport.wait(request);
+  };
+  auto mine = [&]() -> const void* { return copyPending ? args.sendbuf : cur; };
 
   int newRank;
   if (rank < 2 * extra) {
     if (rank % 2 == 0) {  // hands its data to rank + 1 and waits for the result
-      OVERPASS_CHECK(team.transport.send(cur, args.bytes, rank + 1, tag));
+      OVERPASS_CHECK(team.transport.send(mine(), args.bytes, rank + 1, tag));
       return team.transport.recv(cur, args.bytes, rank + 1, tag);
     }
-    OVERPASS_CHECK(team.transport.recv(other, args.bytes, rank - 1, tag));
+    const P2POp op = P2POp::recv(other, args.bytes, rank - 1);
+    OVERPASS_CHECK(exchange({&op, 1}));
     reduce(other, cur);
     newRank = rank / 2;
   } else {
@@ -48,7 +62,9 @@ Status allreduceRecursiveDoubling(const CollArgs& args, Team& team) {
   for (int mask = 1; mask < p2; mask <<= 1) {
     const int peerNew = newRank ^ mask;
     const int peer = peerNew < extra ? peerNew * 2 + 1 : peerNew + extra;
-    OVERPASS_CHECK(team.transport.sendrecv(cur, args.bytes, peer, other, args.bytes, peer, tag));
+    const P2POp ops[2] = {P2POp::recv(other, args.bytes, peer),
+                          P2POp::send(mine(), args.bytes, peer)};
+    OVERPASS_CHECK(exchange(ops));
     if (peer < rank) {
       reduce(other, cur);
     } else {

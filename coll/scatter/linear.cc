@@ -13,14 +13,17 @@ Status scatterLinear(const CollArgs& args, Team& team) {
   const int tag = static_cast<int>(args.coll);
   if (rank != args.root) return team.transport.recv(args.recvbuf, args.bytes, args.root, tag);
   const auto* in = static_cast<const unsigned char*>(args.sendbuf);
-  const void* own = in + static_cast<std::size_t>(rank) * args.bytes;
-  if (own != args.recvbuf && args.bytes) std::memcpy(args.recvbuf, own, args.bytes);
   std::vector<P2POp> ops;
   ops.reserve(size);
   for (int i = 0; i < size; ++i)
     if (i != rank)
       ops.push_back(P2POp::send(in + static_cast<std::size_t>(i) * args.bytes, args.bytes, i));
-  return team.transport.exchange(ops, tag);
+  // The own block is copied while the sends are in flight.
+  Transport::Request request;
+  OVERPASS_CHECK(team.transport.start(ops, tag, &request));
+  const void* own = in + static_cast<std::size_t>(rank) * args.bytes;
+  if (own != args.recvbuf && args.bytes) std::memcpy(args.recvbuf, own, args.bytes);
+  return team.transport.wait(request);
 }
 
 }  // namespace overpass
