@@ -409,14 +409,11 @@ Status UcxTransport::advance(Request& request, bool block, bool* done) {
   for (;;) {
     for (std::size_t i = 0; i < b.count; ++i) {
       Completion& c = b.posted[i];
-      if (c.done && c.request) {
-        finish(c);
-        ucp_request_free(c.request);
-        c.request = nullptr;
-      } else if (c.done && !c.request && c.op) {
-        finish(c);  // completed inside start
-      }
-      if (c.done) c.op = c.request ? c.op : nullptr;
+      if (!c.done || !c.op) continue;  // still running, or already finished
+      finish(c);
+      if (c.request) ucp_request_free(c.request);
+      c.request = nullptr;
+      c.op = nullptr;  // finished
     }
     if (!b.failure.empty()) {
       status = Status::kTransportError;
