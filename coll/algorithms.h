@@ -9,6 +9,7 @@
 namespace overpass {
 
 Status allreduceRecursiveDoubling(const CollArgs& args, Team& team);
+Status allreduceRing(const CollArgs& args, Team& team);
 Status bcastBinomial(const CollArgs& args, Team& team);
 Status reduceBinomial(const CollArgs& args, Team& team);
 Status gatherLinear(const CollArgs& args, Team& team);

@@ -48,5 +48,17 @@ TEST(Selector, PicksAnAlgorithmOfTheRightCollectiveAtEverySize) {
       }
 }
 
+TEST(Selector, LargeAllreducesGoAroundTheRingFromThreeRanks) {
+  const Config config;
+  auto pick = [&](std::size_t bytes, int p) {
+    return std::string(selectAlgorithm({Collective::kAllreduce, bytes, p}, config).name);
+  };
+  EXPECT_EQ(pick(8, 4), "recursive_doubling");
+  EXPECT_EQ(pick((256u << 10) - 1, 4), "recursive_doubling");
+  EXPECT_EQ(pick(256u << 10, 4), "ring");
+  EXPECT_EQ(pick(64u << 20, 3), "ring");
+  EXPECT_EQ(pick(64u << 20, 2), "recursive_doubling");
+}
+
 }  // namespace
 }  // namespace overpass
