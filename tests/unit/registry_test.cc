@@ -58,6 +58,8 @@ TEST(Selector, LargeAllreducesGoAroundTheRingFromThreeRanks) {
   EXPECT_EQ(pick(256u << 10, 4), "ring");
   EXPECT_EQ(pick(64u << 20, 3), "ring");
   EXPECT_EQ(pick(64u << 20, 2), "recursive_doubling");
+  EXPECT_EQ(std::string(selectAlgorithm({Collective::kReduce, 1u << 20, 4}, config).name),
+            "binomial");
 }
 
 }  // namespace
