@@ -34,7 +34,6 @@ constexpr std::size_t kWarmMessageBytes = 4096;
 constexpr int kSpinsBeforeYield = 256;
 
 struct PeerState {
-  struct UcxContext::Impl* impl = nullptr;
   int worldRank = -1;
   std::atomic<ucs_status_t> status{UCS_OK};
 };
@@ -61,7 +60,6 @@ struct UcxContext::Impl {
   int worldRank = 0;
   std::vector<std::vector<char>> addresses;  // worker address of every world rank
   std::vector<ucp_ep_h> endpoints;           // by world rank, created on first use
-  std::vector<bool> sameHost;                // by world rank
   std::unique_ptr<PeerState[]> peers;
   std::mutex mutex;  // endpoints
 
@@ -75,7 +73,8 @@ struct UcxContext::Impl {
     // Peer-failure handling excludes UCX's shared-memory transports (posix, sysv, cma): it is
     // asked for only towards other hosts. A dead peer on this host shows as a hang, which
     // OVERPASS_TIMEOUT turns into a report.
-    p.err_mode = sameHost[worldRank] ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
+    p.err_mode =
+        options.sameHost[worldRank] ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
     p.err_handler.cb = onEndpointError;
     p.err_handler.arg = &peers[worldRank];
     *status = ucp_ep_create(worker, &p, &endpoints[worldRank]);
@@ -171,14 +170,10 @@ std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootst
     impl->addresses.emplace_back(all.begin() + r * width, all.begin() + r * width + lengths[r]);
   }
   impl->endpoints.assign(size, nullptr);
-  impl->sameHost = options.sameHost;
-  impl->sameHost.resize(size, false);
+  impl->options.sameHost.resize(size, false);
   impl->options.pids.resize(size, 0);
   impl->peers.reset(new PeerState[size]);
-  for (int r = 0; r < size; ++r) {
-    impl->peers[r].impl = impl.get();
-    impl->peers[r].worldRank = r;
-  }
+  for (int r = 0; r < size; ++r) impl->peers[r].worldRank = r;
   return std::unique_ptr<UcxContext>(new UcxContext(std::move(impl)));
 }
 
@@ -212,7 +207,7 @@ Status UcxContext::connectAll(Bootstrap& bootstrap) {
   std::vector<char> out(kWarmMessageBytes), in(kWarmMessageBytes);
   std::vector<P2POp> ops;
   for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
-    if (r == impl.worldRank || !impl.sameHost[r]) continue;
+    if (r == impl.worldRank || !impl.options.sameHost[r]) continue;
     ops.clear();
     for (int i = 0; i < kWarmMessages; ++i) {
       ops.push_back(P2POp::send(out.data(), out.size(), r));
