@@ -10,13 +10,32 @@ namespace overpass {
 
 Status allreduceRecursiveDoubling(const CollArgs& args, Team& team);
 Status allreduceRing(const CollArgs& args, Team& team);
+Status allreduceRabenseifner(const CollArgs& args, Team& team);
+inline constexpr int kAllreduceKnomialRadix = 4;  // allreduceKnomial's tree radix
+Status allreduceKnomial(const CollArgs& args, Team& team);
+Status allreduceRankOrder(const CollArgs& args, Team& team);
+Status allreduceRankOrderRoot(const CollArgs& args, Team& team);
 Status bcastBinomial(const CollArgs& args, Team& team);
+Status bcastScatterAllgather(const CollArgs& args, Team& team);
+inline constexpr std::size_t kBcastChainChunk = 64 * 1024;  // bcastChain's pipeline chunk
+Status bcastChain(const CollArgs& args, Team& team);
 Status reduceBinomial(const CollArgs& args, Team& team);
+Status reduceReduceScatterGather(const CollArgs& args, Team& team);
+Status reduceRankOrder(const CollArgs& args, Team& team);
 Status gatherLinear(const CollArgs& args, Team& team);
+Status gatherBinomial(const CollArgs& args, Team& team);
 Status scatterLinear(const CollArgs& args, Team& team);
+Status scatterBinomial(const CollArgs& args, Team& team);
 Status allgatherRing(const CollArgs& args, Team& team);
+Status allgatherRecursiveDoubling(const CollArgs& args, Team& team);
+Status allgatherBruck(const CollArgs& args, Team& team);
 Status alltoallPairwise(const CollArgs& args, Team& team);
+Status alltoallBruck(const CollArgs& args, Team& team);
+inline constexpr int kAlltoallLinearBatch = 4;  // alltoallLinear's exchanges per batch
+Status alltoallLinear(const CollArgs& args, Team& team);
 Status reduceScatterBlockRing(const CollArgs& args, Team& team);
+Status reduceScatterBlockRecursiveHalving(const CollArgs& args, Team& team);
+Status reduceScatterBlockRankOrder(const CollArgs& args, Team& team);
 Status barrierDissemination(const CollArgs& args, Team& team);
 
 }  // namespace overpass

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "common/datatype.h"
 
@@ -13,5 +14,14 @@ namespace overpass {
 // The combination must satisfy isValidReduction().
 void reduceLocal(const void* in, void* inout, std::size_t count, DataType type, ReduceOp op,
                  const UserReduce* user = nullptr);
+
+// The same combination written elsewhere in one pass: out[i] = in[i] op inout[i], reading both
+// operands and writing the result without a copy first (for pipelined and rank-order
+// algorithms). `out` may be `inout` or disjoint from both; it must not overlap `in`.
+void reduceInto(const void* in, const void* inout, void* out, std::size_t count, DataType type,
+                ReduceOp op, const UserReduce* user = nullptr);
+
+// The instruction set of the kernels chosen for this CPU at load: avx512, avx2 or portable.
+std::string_view reductionKernelIsa();
 
 }  // namespace overpass

@@ -15,35 +15,228 @@ using enum Collective;
     c, kPmpiName, "the MPI library's own implementation (PMPI)", nullptr \
   }
 
+// Cost formulas (coll/cost_model.h): p ranks, n = call.bytes (one rank's contribution), alpha per
+// message round, beta per byte sent, gamma per byte reduced. Each algorithm file's header comment
+// derives its formula.
+constexpr double pOf(const CallShape& c) {
+  return c.teamSize;
+}
+constexpr bool atLeastOneElementPerRank(const CallShape& c) {
+  return c.count >= static_cast<std::size_t>(c.teamSize);
+}
+
 constexpr std::array kAlgorithms = {
+    // ---- allreduce ----
     OVERPASS_PMPI(kAllreduce),
     Algorithm{kAllreduce, "recursive_doubling",
               "log2(p) pairwise exchanges of the whole vector; non-power-of-two ranks fold in",
-              allreduceRecursiveDoubling},
+              allreduceRecursiveDoubling,
+              [](const CallShape& c, const CostModel& m) {
+                const double steps =
+                    ceilLog2(floorPow2(c.teamSize)) + (floorPow2(c.teamSize) < c.teamSize ? 2 : 0);
+                return steps * (m.alpha + c.bytes * (m.beta + m.gamma));
+              }},
     Algorithm{kAllreduce, "ring",
               "reduce-scatter then allgather around a ring, n/p per step: for large vectors",
-              allreduceRing},
+              allreduceRing,
+              [](const CallShape& c, const CostModel& m) {
+                const double p = pOf(c), share = (p - 1) / p * c.bytes;
+                return 2 * (p - 1) * m.alpha + 2 * share * m.beta + share * m.gamma;
+              },
+              atLeastOneElementPerRank},
+    Algorithm{kAllreduce, "rabenseifner",
+              "reduce-scatter by recursive halving, allgather by recursive doubling: for large "
+              "vectors; non-power-of-two ranks fold in",
+              allreduceRabenseifner,
+              [](const CallShape& c, const CostModel& m) {
+                const int p2 = floorPow2(c.teamSize);
+                const double share = (p2 - 1.0) / p2 * c.bytes;
+                const double fold =
+                    p2 < c.teamSize ? 2 * m.alpha + c.bytes * (2 * m.beta + m.gamma) : 0;
+                return 2 * ceilLog2(p2) * m.alpha + 2 * share * m.beta + share * m.gamma + fold;
+              },
+              [](const CallShape& c) {
+                return c.count >= static_cast<std::size_t>(floorPow2(c.teamSize));
+              }},
+    Algorithm{kAllreduce, "knomial",
+              "k-nomial tree (radix 4) reduce to rank 0, then broadcast back: few rounds for "
+              "small vectors on larger teams",
+              allreduceKnomial,
+              [](const CallShape& c, const CostModel& m) {
+                constexpr int k = kAllreduceKnomialRadix;
+                int levels = 0;
+                for (long span = 1; span < c.teamSize; span *= k) ++levels;
+                return levels * (2 * m.alpha + (k - 1) * c.bytes * (2 * m.beta + m.gamma));
+              }},
+    Algorithm{kAllreduce, "rank_order",
+              "rank-order reduce-scatter (each block combined in rank order on its owner), then "
+              "ring allgather: deterministic mode, medium and large vectors",
+              allreduceRankOrder,
+              [](const CallShape& c, const CostModel& m) {
+                const double p = pOf(c), share = (p - 1) / p * c.bytes;
+                return 2 * (p - 1) * m.alpha + 2 * share * m.beta + share * m.gamma;
+              },
+              nullptr, true},
+    Algorithm{kAllreduce, "rank_order_root",
+              "every vector to rank 0, combined there in rank order, then binomial broadcast: "
+              "deterministic mode, small vectors",
+              allreduceRankOrderRoot,
+              [](const CallShape& c, const CostModel& m) {
+                const double p = pOf(c);
+                return (p - 1) * (m.alpha + c.bytes * (m.beta + m.gamma)) +
+                       ceilLog2(c.teamSize) * (m.alpha + c.bytes * m.beta);
+              },
+              nullptr, true},
+    // ---- bcast ----
     OVERPASS_PMPI(kBcast),
-    Algorithm{kBcast, "binomial", "binomial tree from the root", bcastBinomial},
+    Algorithm{kBcast, "binomial", "binomial tree from the root", bcastBinomial,
+              [](const CallShape& c, const CostModel& m) {
+                return ceilLog2(c.teamSize) * (m.alpha + c.bytes * m.beta);
+              }},
+    Algorithm{kBcast, "scatter_allgather",
+              "binomial scatter of p pieces, then a ring allgather (van de Geijn): for large "
+              "messages",
+              bcastScatterAllgather,
+              [](const CallShape& c, const CostModel& m) {
+                const double p = pOf(c), share = (p - 1) / p * c.bytes;
+                return (ceilLog2(c.teamSize) + p - 1) * m.alpha + 2 * share * m.beta;
+              },
+              [](const CallShape& c) { return c.bytes >= static_cast<std::size_t>(c.teamSize); }},
+    Algorithm{kBcast, "chain", "pipelined chain from the root in 64 KiB chunks: for large messages",
+              bcastChain,
+              [](const CallShape& c, const CostModel& m) {
+                const std::size_t chunks = (c.bytes + kBcastChainChunk - 1) / kBcastChainChunk;
+                const double chunk = c.bytes < kBcastChainChunk ? c.bytes : kBcastChainChunk;
+                const double steps = pOf(c) - 2 + (chunks > 0 ? chunks : 1);
+                return steps * (m.alpha + chunk * m.beta);
+              },
+              [](const CallShape& c) { return c.bytes >= 2 * kBcastChainChunk; }},
+    // ---- scatter ----
     OVERPASS_PMPI(kScatter),
-    Algorithm{kScatter, "linear", "the root sends each rank its block", scatterLinear},
+    Algorithm{kScatter, "linear", "the root sends each rank its block", scatterLinear,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (m.alpha + c.bytes * m.beta);
+              }},
+    Algorithm{kScatter, "binomial", "binomial tree from the root, subtrees' blocks forwarded",
+              scatterBinomial,
+              [](const CallShape& c, const CostModel& m) {
+                // The root's p - 1 blocks, after the largest subtree's p/2 blocks were forwarded
+                // once on the way: linear wins once a block outweighs a latency.
+                return ceilLog2(c.teamSize) * m.alpha +
+                       (pOf(c) - 1 + c.teamSize / 2) * c.bytes * m.beta;
+              }},
+    // ---- gather ----
     OVERPASS_PMPI(kGather),
-    Algorithm{kGather, "linear", "every rank sends its block to the root", gatherLinear},
+    Algorithm{kGather, "linear", "every rank sends its block to the root", gatherLinear,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (m.alpha + c.bytes * m.beta);
+              }},
+    Algorithm{kGather, "binomial", "binomial tree towards the root, subtrees' blocks collected",
+              gatherBinomial,
+              [](const CallShape& c, const CostModel& m) {
+                // The root's p - 1 blocks, after the largest subtree's p/2 blocks were forwarded
+                // once on the way: linear wins once a block outweighs a latency.
+                return ceilLog2(c.teamSize) * m.alpha +
+                       (pOf(c) - 1 + c.teamSize / 2) * c.bytes * m.beta;
+              }},
+    // ---- alltoall ----
     OVERPASS_PMPI(kAlltoall),
     Algorithm{kAlltoall, "pairwise", "p-1 exchange steps, step s pairs rank r with r+s and r-s",
-              alltoallPairwise},
+              alltoallPairwise,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (m.alpha + c.bytes * m.beta);
+              }},
+    Algorithm{kAlltoall, "bruck",
+              "Bruck: ceil(log2(p)) steps of up to p/2 packed blocks: for small blocks",
+              alltoallBruck,
+              [](const CallShape& c, const CostModel& m) {
+                const double steps = ceilLog2(c.teamSize), half = c.teamSize / 2;
+                return steps * (m.alpha + half * c.bytes * m.beta) +
+                       steps * pOf(c) * c.bytes * m.gamma;  // packing and unpacking
+              }},
+    Algorithm{kAlltoall, "linear", "every exchange posted, 4 at a time with up to 8 in flight",
+              alltoallLinear,
+              [](const CallShape& c, const CostModel& m) {
+                const int batches =
+                    (c.teamSize - 1 + kAlltoallLinearBatch - 1) / kAlltoallLinearBatch;
+                return batches * m.alpha + (pOf(c) - 1) * c.bytes * m.beta;
+              }},
+    // ---- reduce ----
     OVERPASS_PMPI(kReduce),
     Algorithm{kReduce, "binomial", "binomial tree towards the root (commutative operations)",
-              reduceBinomial},
+              reduceBinomial,
+              [](const CallShape& c, const CostModel& m) {
+                return ceilLog2(c.teamSize) * (m.alpha + c.bytes * (m.beta + m.gamma));
+              }},
+    Algorithm{kReduce, "reduce_scatter_gather",
+              "ring reduce-scatter, then the reduced blocks gathered along a binomial tree "
+              "(commutative operations): for large vectors",
+              reduceReduceScatterGather,
+              [](const CallShape& c, const CostModel& m) {
+                const double p = pOf(c), share = (p - 1) / p * c.bytes;
+                return (p - 1 + ceilLog2(c.teamSize)) * m.alpha + 2 * share * m.beta +
+                       share * m.gamma;
+              },
+              atLeastOneElementPerRank},
+    Algorithm{kReduce, "rank_order",
+              "rank-order reduce-scatter, then the blocks to the root: deterministic mode",
+              reduceRankOrder,
+              [](const CallShape& c, const CostModel& m) {
+                const double p = pOf(c), share = (p - 1) / p * c.bytes;
+                return 2 * (p - 1) * m.alpha + 2 * share * m.beta + share * m.gamma;
+              },
+              nullptr, true},
+    // ---- allgather ----
     OVERPASS_PMPI(kAllgather),
-    Algorithm{kAllgather, "ring", "p-1 steps around a ring, one block per step", allgatherRing},
+    Algorithm{kAllgather, "ring", "p-1 steps around a ring, one block per step", allgatherRing,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (m.alpha + c.bytes * m.beta);
+              }},
+    Algorithm{kAllgather, "recursive_doubling",
+              "log2(p) exchanges of doubling runs of blocks (power-of-two p; others run Bruck)",
+              allgatherRecursiveDoubling,
+              [](const CallShape& c, const CostModel& m) {
+                return ceilLog2(c.teamSize) * m.alpha + (pOf(c) - 1) * c.bytes * m.beta;
+              },
+              [](const CallShape& c) { return (c.teamSize & (c.teamSize - 1)) == 0; }},
+    Algorithm{kAllgather, "bruck",
+              "Bruck: ceil(log2(p)) steps sending min(2^k, p-2^k) blocks, any p", allgatherBruck,
+              [](const CallShape& c, const CostModel& m) {
+                return ceilLog2(c.teamSize) * m.alpha + (pOf(c) - 1) * c.bytes * m.beta;
+              }},
+    // ---- reduce_scatter_block ----
     OVERPASS_PMPI(kReduceScatterBlock),
     Algorithm{kReduceScatterBlock, "ring",
               "p-1 steps around a ring, each reducing one block into the travelling partial sum",
-              reduceScatterBlockRing},
+              reduceScatterBlockRing,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (m.alpha + c.bytes * (m.beta + m.gamma));
+              }},
+    Algorithm{kReduceScatterBlock, "recursive_halving",
+              "log2(p) halving exchanges of the remaining blocks; non-power-of-two ranks fold in",
+              reduceScatterBlockRecursiveHalving,
+              [](const CallShape& c, const CostModel& m) {
+                const int p2 = floorPow2(c.teamSize);
+                const double whole = pOf(c) * c.bytes;  // the p blocks of one rank's input
+                const double fold =
+                    p2 < c.teamSize ? 2 * m.alpha + whole * (m.beta + m.gamma) + c.bytes * m.beta
+                                    : 0;
+                return ceilLog2(p2) * m.alpha + (p2 - 1.0) / p2 * whole * (m.beta + m.gamma) + fold;
+              }},
+    Algorithm{kReduceScatterBlock, "rank_order",
+              "one round: every block to its owner, combined there in rank order: deterministic "
+              "mode",
+              reduceScatterBlockRankOrder,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (m.alpha + c.bytes * (m.beta + m.gamma));
+              },
+              nullptr, true},
+    // ---- barrier ----
     OVERPASS_PMPI(kBarrier),
-    Algorithm{kBarrier, "dissemination", "ceil(log2(p)) rounds of zero-byte messages",
-              barrierDissemination},
+    Algorithm{
+        kBarrier, "dissemination", "ceil(log2(p)) rounds of zero-byte messages",
+        barrierDissemination,
+        [](const CallShape& c, const CostModel& m) { return ceilLog2(c.teamSize) * m.alpha; }},
 };
 static_assert(kAlgorithms.size() <= kMaxAlgorithms);
 

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "coll/coll_args.h"
+#include "coll/cost_model.h"
 #include "coll/team.h"
 #include "common/status.h"
 
@@ -14,13 +15,28 @@ namespace overpass {
 
 using AlgorithmFn = Status (*)(const CollArgs& args, Team& team);
 
+using CostFn = double (*)(const CallShape& call, const CostModel& model);  // seconds
+using ServesFn = bool (*)(const CallShape& call);
+
 struct Algorithm {
   Collective coll;
   std::string_view name;
   std::string_view description;
   AlgorithmFn run;  // nullptr: hand the call to the MPI library
+  // Estimated time; nullptr: never chosen by the cost model (only by a rule).
+  CostFn cost = nullptr;
+  // Whether the algorithm serves a call: false where it cannot, or where it would degrade (e.g.
+  // a ring over fewer elements than ranks). nullptr: every call.
+  ServesFn serves = nullptr;
+  // Combines every element in rank order, ((x0 op x1) op x2) ..., with the running result as
+  // MPI_Reduce_local's `in` operand: the only algorithms deterministic mode uses for
+  // order-sensitive reductions, and all of them give the same bits.
+  bool rankOrder = false;
 
   bool isPmpi() const { return run == nullptr; }
+  bool canServe(const CallShape& call) const {
+    return (!call.ordered || rankOrder) && (serves == nullptr || serves(call));
+  }
 };
 
 inline constexpr std::string_view kPmpiName = "pmpi";

@@ -1,21 +1,73 @@
-// The selector: a pure function of the call's shape, the team and the configuration that picks
-// one algorithm from the registry. Every rank of a communicator passes equal inputs, so every rank
-// picks the same algorithm.
+// The selector: a pure function of the call's shape (coll/cost_model.h) that picks one algorithm
+// of the registry. Every rank of a communicator passes equal shapes and holds an equal selector
+// (its configuration is agreed at initialisation), so every rank picks the same algorithm.
+//
+// Order: the rules, highest priority first (OVERPASS_<COLLECTIVE>, then OVERPASS_TUNE from its
+// last rule to its first, then the built-in rules kDefaultTune): the first rule that matches the
+// call and whose algorithm can serve it decides. Where none does, the cost model picks the
+// cheapest Overpass algorithm that can serve the call.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "coll/registry.h"
+#include "coll/tune.h"
 #include "common/config.h"
 
 namespace overpass {
 
-struct SelectionInput {
-  Collective coll;
-  std::size_t bytes;  // the size class: bytes of the call as the statistics count them
-  int teamSize;
+// The built-in rules, in the grammar users write (docs/TUNING.md explains each).
+extern const std::string_view kDefaultTune;
+
+struct Selection {
+  const Algorithm* algorithm = nullptr;
+  const TuneRule* rule = nullptr;     // the rule that decided; nullptr: the cost model
+  const TuneRule* skipped = nullptr;  // a higher-priority rule that matched but cannot serve
 };
 
-const Algorithm& selectAlgorithm(const SelectionInput& input, const Config& config);
+class Selector {
+ public:
+  Selector() = default;
+  // Built from the configuration; nullopt with one message per bad variable in *errors.
+  static std::optional<Selector> create(const Config& config, std::vector<std::string>* errors);
+
+  Selection select(const CallShape& call) const;
+  std::span<const TuneRule> rules() const { return rules_; }  // lowest priority first
+  const CostModel& costModel() const { return model_; }
+
+ private:
+  std::vector<TuneRule> rules_;
+  CostModel model_{};
+};
+
+// Memoised selections of one communicator: a few recent shapes per collective, looked up before
+// the selector runs (the selector depends only on the shape and on state fixed at init). Not
+// thread-safe; MPI forbids concurrent collectives on one communicator.
+class SelectionCache {
+ public:
+  template <class Select>
+  const Algorithm& get(const CallShape& call, Select&& select) {
+    Entry& e = entries_[index(call.coll)][(call.bytes ^ (call.bytes >> 9)) % kWays];
+    if (e.algorithm == nullptr || e.bytes != call.bytes || e.count != call.count ||
+        e.ordered != call.ordered)
+      e = {call.bytes, call.count, call.ordered, &select(call)};
+    return *e.algorithm;
+  }
+
+ private:
+  static constexpr std::size_t kWays = 16;
+  struct Entry {
+    std::size_t bytes = 0, count = 0;
+    bool ordered = false;
+    const Algorithm* algorithm = nullptr;
+  };
+  std::array<std::array<Entry, kWays>, kNumCollectives> entries_{};
+};
 
 }  // namespace overpass

@@ -114,6 +114,78 @@ bool parseRndvThresh(std::string_view value, Config& config) {
   return true;
 }
 
+bool parseDeterministic(std::string_view value, Config& config) {
+  const int b = parseBoolText(value);
+  config.deterministic = b == 1;
+  return b >= 0;
+}
+
+// OVERPASS_<COLLECTIVE>=name: one algorithm for every call of the collective (the name is checked
+// against the registry when the selector is built). Empty: no override.
+template <Collective kColl>
+bool parseForced(std::string_view value, Config& config) {
+  const std::string v = lower(trim(value));
+  if (v.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+    return false;
+  config.forced[index(kColl)] = v;
+  return true;
+}
+
+// A number followed by one of `units` (name, multiplier).
+bool parseQuantity(std::string_view text,
+                   std::initializer_list<std::pair<std::string_view, double>> units, double* out) {
+  const std::string t(trim(text));
+  char* end = nullptr;
+  const double number = std::strtod(t.c_str(), &end);
+  if (end == t.c_str() || !(number > 0) || number > 1e15) return false;
+  const std::string_view unit(end);
+  for (const auto& [name, multiplier] : units)
+    if (unit == name) {
+      *out = number * multiplier;
+      return true;
+    }
+  return false;
+}
+
+constexpr std::string_view kCostModelDefault = "latency=2us,bandwidth=6GB/s,reduce=8GB/s";
+
+bool parseCostModel(std::string_view value, Config& config) {
+  // Keys the value does not name keep their defaults.
+  if (value != kCostModelDefault && !parseCostModel(kCostModelDefault, config)) return false;
+  std::string_view v = trim(value);
+  double latency = config.costLatency, bandwidth = config.costBandwidth,
+         reduce = config.costReduceBandwidth;
+  const std::initializer_list<std::pair<std::string_view, double>> time = {
+      {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
+  const std::initializer_list<std::pair<std::string_view, double>> rate = {{"GB/s", 1e9},
+                                                                           {"MB/s", 1e6}};
+  while (!v.empty()) {
+    const std::size_t comma = v.find(',');
+    const std::string_view item = trim(v.substr(0, comma));
+    v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) return false;
+    const std::string_view key = trim(item.substr(0, eq)), number = item.substr(eq + 1);
+    const bool ok = key == "latency"     ? parseQuantity(number, time, &latency)
+                    : key == "bandwidth" ? parseQuantity(number, rate, &bandwidth)
+                    : key == "reduce"    ? parseQuantity(number, rate, &reduce)
+                                         : false;
+    if (!ok) return false;
+  }
+  config.costLatency = latency;
+  config.costBandwidth = bandwidth;
+  config.costReduceBandwidth = reduce;
+  return true;
+}
+
+#define OVERPASS_FORCED_VAR(NAME, name, Coll)                                              \
+  ConfigVar {                                                                              \
+    "OVERPASS_" NAME, "", "an algorithm of " name " (overpass-info lists them), or empty", \
+        "Use this algorithm for every " name " call it can serve: the rule '" name         \
+        ":@ALGORITHM', above every OVERPASS_TUNE rule.",                                   \
+        true, parseForced<Collective::k##Coll>                                             \
+  }
+
 constexpr std::array kVars = {
     ConfigVar{"OVERPASS_DISABLE", "0", "0|1 (also yes|no, true|false, on|off)",
               "Pass every call straight to the MPI library underneath (for A/B comparisons).", true,
@@ -161,7 +233,34 @@ constexpr std::array kVars = {
               "Message size from which Overpass's UCX context switches to zero-copy rendezvous; "
               "the application's own UCX settings are not changed.",
               false, parseRndvThresh},
+    ConfigVar{"OVERPASS_TUNE", "", "rules collective[:LO-HI][:np=LO-HI]:@algorithm joined by #",
+              "Algorithm selection rules, e.g. allreduce:0-8K:@recursive_doubling#bcast:@binomial "
+              "(docs/TUNING.md). Later rules win; calls no rule covers are decided by the "
+              "built-in rules, then by the cost model.",
+              true, parseText<&Config::tune>},
+    OVERPASS_FORCED_VAR("ALLREDUCE", "allreduce", Allreduce),
+    OVERPASS_FORCED_VAR("BCAST", "bcast", Bcast),
+    OVERPASS_FORCED_VAR("SCATTER", "scatter", Scatter),
+    OVERPASS_FORCED_VAR("GATHER", "gather", Gather),
+    OVERPASS_FORCED_VAR("ALLTOALL", "alltoall", Alltoall),
+    OVERPASS_FORCED_VAR("REDUCE", "reduce", Reduce),
+    OVERPASS_FORCED_VAR("ALLGATHER", "allgather", Allgather),
+    OVERPASS_FORCED_VAR("REDUCE_SCATTER_BLOCK", "reduce_scatter_block", ReduceScatterBlock),
+    OVERPASS_FORCED_VAR("BARRIER", "barrier", Barrier),
+    ConfigVar{"OVERPASS_DETERMINISTIC", "0", "0|1",
+              "Floating-point and user-defined reductions combine the ranks' contributions in "
+              "rank order, element by element, whatever the algorithm: repeated runs give the "
+              "same bits (docs/TUNING.md says what is guaranteed).",
+              true, parseDeterministic},
+    ConfigVar{"OVERPASS_COST_MODEL", kCostModelDefault,
+              "comma-separated latency=TIME (ns|us|ms|s), bandwidth=RATE, reduce=RATE "
+              "(GB/s|MB/s); unnamed keys keep their defaults",
+              "The alpha-beta cost model that picks an algorithm where no rule does: time per "
+              "message, bytes per second sent, bytes per second reduced.",
+              true, parseCostModel},
 };
+
+#undef OVERPASS_FORCED_VAR
 
 }  // namespace
 

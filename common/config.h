@@ -3,6 +3,7 @@
 // the value and what is accepted; an unknown OVERPASS_* name is a warning with the nearest name.
 #pragma once
 
+#include <array>
 #include <bitset>
 #include <cstdint>
 #include <span>
@@ -30,8 +31,13 @@ struct Config {
   std::string topoFile;      // load the job's topology from here instead of probing
   int topoRanksPerNode = 0;  // > 0: emulate nodes of this many consecutive ranks
   TransportKind transport = TransportKind::kPmpi;
-  double timeoutSeconds = 0;  // 0: no timeout
-  std::string ucxRndvThresh;  // "" : UCX's default
+  double timeoutSeconds = 0;                        // 0: no timeout
+  std::string ucxRndvThresh;                        // "" : UCX's default
+  std::string tune;                                 // OVERPASS_TUNE rules (coll/tune.h)
+  std::array<std::string, kNumCollectives> forced;  // OVERPASS_<COLLECTIVE>: an algorithm name
+  bool deterministic = false;
+  // The cost model (coll/cost_model.h): seconds per message, bytes per second sent and reduced.
+  double costLatency = 0, costBandwidth = 0, costReduceBandwidth = 0;
 
   bool handles(Collective c) const { return colls.test(index(c)); }
 };

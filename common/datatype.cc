@@ -67,4 +67,19 @@ bool isValidReduction(DataType t, ReduceOp op) {
   return false;
 }
 
+bool isOrderSensitive(DataType t, ReduceOp op) {
+  using enum DataType;
+  if (op == ReduceOp::kUser) return true;
+  switch (dataTypeCategory(t)) {
+    case TypeCategory::kFloating:
+    case TypeCategory::kComplex:
+      return true;
+    case TypeCategory::kPair:
+      return t == kFloatInt || t == kDoubleInt || t == kLongDoubleInt || t == kFloatFloat ||
+             t == kDoubleDouble;
+    default:
+      return false;
+  }
+}
+
 }  // namespace overpass

@@ -75,12 +75,19 @@ std::string_view reduceOpName(ReduceOp op);
 // type, its function is supplied by the caller.
 bool isValidReduction(DataType t, ReduceOp op);
 
+// Whether the bits of a reduction can depend on the order in which contributions are combined:
+// floating-point and complex elements (rounding; also the sign of zero and NaN payloads under
+// MIN/MAX), pairs with a floating-point value, and user-defined operations. Integer, logical and
+// bitwise reductions are exact in any order.
+bool isOrderSensitive(DataType t, ReduceOp op);
+
 // A reduction the caller supplies (an MPI user-defined op, applied through the MPI library).
 // Computes inout[i] = in[i] op inout[i] for `count` elements.
 struct UserReduce {
   void (*fn)(const void* in, void* inout, std::size_t count, void* ctx) = nullptr;
   void* ctx = nullptr;
   bool commutative = true;
+  std::size_t elementBytes = 0;  // extent of one element
 };
 
 }  // namespace overpass

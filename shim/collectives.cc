@@ -48,6 +48,12 @@ int runAlgorithm(CommState& state, const Algorithm& algorithm, const CollArgs& a
   return status == Status::kOk ? MPI_SUCCESS : errorCode(state, status);
 }
 
+CallShape blockShape(std::size_t bytes) {
+  CallShape s;
+  s.bytes = s.count = bytes;
+  return s;
+}
+
 int commSize(CommState& state) {
   return state.transport->size();
 }
@@ -110,8 +116,19 @@ struct Reduction {
     elementBytes = static_cast<std::size_t>(extent);
     OVERPASS_DEBUG("user-defined commutative operation: applied through MPI_Reduce_local");
     userContext = {mpiType, mpiOp, extent};
-    user = {applyUserOp, &userContext, true};
+    user = {applyUserOp, &userContext, true, elementBytes};
     return std::nullopt;
+  }
+
+  // Bytes and elements of one rank's contribution; `ordered` when the result depends on the
+  // order of combination (floating point, user-defined operations), for deterministic mode.
+  // Valid once check() has passed; before, only the bytes are.
+  CallShape shape(int count) const {
+    CallShape s;
+    s.bytes = packedBytes(count, mpiType);
+    s.count = static_cast<std::size_t>(count);
+    s.ordered = isOrderSensitive(type, op);
+    return s;
   }
 
   CollArgs args(Collective coll, std::size_t count) const {
@@ -134,7 +151,7 @@ struct AllreduceCall {
   Reduction red;
 
   bool valid() const { return count >= 0 && red.valid(); }
-  std::uint64_t bytes(int) const { return packedBytes(count, red.mpiType); }
+  CallShape shape() const { return red.shape(count); }
   std::optional<FallbackReason> check(CommState&) { return red.check(); }
   int pmpi() const { return PMPI_Allreduce(sendbuf, recvbuf, count, red.mpiType, red.mpiOp, comm); }
   int run(CommState& state, const Algorithm& algorithm) {
@@ -154,7 +171,7 @@ struct ReduceCall {
   Reduction red;
 
   bool valid() const { return count >= 0 && red.valid(); }
-  std::uint64_t bytes(int) const { return packedBytes(count, red.mpiType); }
+  CallShape shape() const { return red.shape(count); }
   std::optional<FallbackReason> check(CommState& state) {
     if (root < 0 || root >= commSize(state)) return FallbackReason::kInvalidArgument;
     return red.check();
@@ -179,7 +196,7 @@ struct ReduceScatterBlockCall {
   Reduction red;
 
   bool valid() const { return recvcount >= 0 && red.valid(); }
-  std::uint64_t bytes(int size) const { return size * packedBytes(recvcount, red.mpiType); }
+  CallShape shape() const { return red.shape(recvcount); }
   std::optional<FallbackReason> check(CommState&) { return red.check(); }
   int pmpi() const {
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, red.mpiType, red.mpiOp, comm);
@@ -208,7 +225,7 @@ struct BcastCall {
   MPI_Comm comm;
 
   bool valid() const { return count >= 0 && type != MPI_DATATYPE_NULL; }
-  std::uint64_t bytes(int) const { return packedBytes(count, type); }
+  CallShape shape() const { return blockShape(packedBytes(count, type)); }
   std::optional<FallbackReason> check(CommState& state) {
     if (root < 0 || root >= commSize(state)) return FallbackReason::kInvalidArgument;
     return std::nullopt;
@@ -247,10 +264,10 @@ struct GatherCall {
   MPI_Comm comm;
 
   bool valid() const { return b.sendcount >= 0 && b.recvcount >= 0; }
-  std::uint64_t bytes(int size) const {
+  CallShape shape() const {
     // The root's send arguments are not significant when it gathers in place.
-    return b.sendbuf == MPI_IN_PLACE ? size * packedBytes(b.recvcount, b.recvtype)
-                                     : size * packedBytes(b.sendcount, b.sendtype);
+    return blockShape(b.sendbuf == MPI_IN_PLACE ? packedBytes(b.recvcount, b.recvtype)
+                                                : packedBytes(b.sendcount, b.sendtype));
   }
   std::optional<FallbackReason> check(CommState& state) {
     if (root < 0 || root >= commSize(state)) return FallbackReason::kInvalidArgument;
@@ -299,9 +316,9 @@ struct ScatterCall {
   MPI_Comm comm;
 
   bool valid() const { return b.sendcount >= 0 && b.recvcount >= 0; }
-  std::uint64_t bytes(int size) const {
-    return b.recvbuf == MPI_IN_PLACE ? size * packedBytes(b.sendcount, b.sendtype)
-                                     : size * packedBytes(b.recvcount, b.recvtype);
+  CallShape shape() const {
+    return blockShape(b.recvbuf == MPI_IN_PLACE ? packedBytes(b.sendcount, b.sendtype)
+                                                : packedBytes(b.recvcount, b.recvtype));
   }
   std::optional<FallbackReason> check(CommState& state) {
     if (root < 0 || root >= commSize(state)) return FallbackReason::kInvalidArgument;
@@ -351,7 +368,7 @@ struct AllgatherCall {
     return b.recvcount >= 0 && b.recvtype != MPI_DATATYPE_NULL &&
            (b.sendbuf == MPI_IN_PLACE || b.sendcount >= 0);
   }
-  std::uint64_t bytes(int size) const { return size * packedBytes(b.recvcount, b.recvtype); }
+  CallShape shape() const { return blockShape(packedBytes(b.recvcount, b.recvtype)); }
   std::optional<FallbackReason> check(CommState&) { return std::nullopt; }
   int pmpi() const {
     return PMPI_Allgather(b.sendbuf, b.sendcount, b.sendtype, b.recvbuf, b.recvcount, b.recvtype,
@@ -390,7 +407,7 @@ struct AlltoallCall {
     return b.recvcount >= 0 && b.recvtype != MPI_DATATYPE_NULL &&
            (b.sendbuf == MPI_IN_PLACE || b.sendcount >= 0);
   }
-  std::uint64_t bytes(int size) const { return size * packedBytes(b.recvcount, b.recvtype); }
+  CallShape shape() const { return blockShape(packedBytes(b.recvcount, b.recvtype)); }
   std::optional<FallbackReason> check(CommState&) { return std::nullopt; }
   int pmpi() const {
     return PMPI_Alltoall(b.sendbuf, b.sendcount, b.sendtype, b.recvbuf, b.recvcount, b.recvtype,
@@ -427,7 +444,7 @@ struct BarrierCall {
   MPI_Comm comm;
 
   bool valid() const { return true; }
-  std::uint64_t bytes(int) const { return 0; }
+  CallShape shape() const { return {}; }
   std::optional<FallbackReason> check(CommState&) { return std::nullopt; }
   int pmpi() const { return PMPI_Barrier(comm); }
   int run(CommState& state, const Algorithm& algorithm) {

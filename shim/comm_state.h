@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "coll/selector.h"
 #include "coll/team.h"
 #include "shim/pmpi_transport.h"
 #include "topo/topology.h"
@@ -24,6 +25,7 @@ struct CommState {
   Topology topology;  // derived from the job's topology by rank translation, no communication
   Scratch scratch;    // for the algorithms
   Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
+  SelectionCache selections;  // memoised selector decisions
 
   Team team() { return Team{*transport, scratch}; }
 };

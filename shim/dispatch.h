@@ -27,12 +27,27 @@
 
 namespace overpass::shim {
 
+// A call's size as the statistics count it (docs/STATS.md, the nccl-tests convention): the whole
+// buffer of p blocks for the block collectives, the vector for the others.
+inline std::uint64_t statisticsBytes(const CallShape& s) {
+  switch (s.coll) {
+    case Collective::kGather:
+    case Collective::kScatter:
+    case Collective::kAllgather:
+    case Collective::kAlltoall:
+    case Collective::kReduceScatterBlock:
+      return static_cast<std::uint64_t>(s.bytes) * static_cast<std::uint64_t>(s.teamSize);
+    default:
+      return s.bytes;
+  }
+}
+
 // Raises `code` through the error handler of `comm`, as the MPI library would.
 int raiseError(MPI_Comm comm, int code);
 
 // A call, as dispatch sees it. Each collective implements:
 //   bool valid() const;                              // step 2
-//   std::uint64_t bytes(int commSize) const;         // size for statistics and selection
+//   CallShape shape() const;                         // for selection and statistics
 //   std::optional<FallbackReason> check(CommState&); // step 4
 //   int pmpi() const;                                // the MPI library's collective
 //   int run(CommState&, const Algorithm&);           // an Overpass algorithm; MPI error code
@@ -60,10 +75,22 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   else if (timed && reason != FallbackReason::kInvalidArgument)
     PMPI_Comm_size(comm, &size);
   const bool sized = (timed || !reason) && reason != FallbackReason::kInvalidArgument;
-  const std::uint64_t bytes = sized ? call.bytes(size) : 0;
+  CallShape shape;
+  if (sized) shape = call.shape();
+  shape.coll = coll;
+  shape.teamSize = size;
+  shape.ordered = shape.ordered && rt.config.deterministic;
   const Algorithm* algorithm = nullptr;
   if (!reason) {
-    algorithm = &selectAlgorithm({coll, bytes, size}, rt.config);
+    algorithm = &state->selections.get(shape, [&](const CallShape& s) -> const Algorithm& {
+      const Selection chosen = rt.selector.select(s);
+      if (chosen.skipped)
+        OVERPASS_DEBUG("%s of %zu bytes on %d ranks: rule '%s' skipped, %s cannot serve it%s",
+                       collectiveName(coll).data(), s.bytes, s.teamSize,
+                       chosen.skipped->text.c_str(), chosen.skipped->algorithm->name.data(),
+                       s.ordered ? " in deterministic mode" : "");
+      return *chosen.algorithm;
+    });
     if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
   }
   const auto start =
@@ -85,7 +112,8 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now() - start)
                         .count();
-    rt.stats.record(coll, bytes, algorithmId(*algorithm), static_cast<std::uint64_t>(ns));
+    rt.stats.record(coll, statisticsBytes(shape), algorithmId(*algorithm),
+                    static_cast<std::uint64_t>(ns));
   }
   return rc;
 }

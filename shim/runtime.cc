@@ -242,6 +242,7 @@ void initializeUnguarded(int providedThreadLevel) {
   ReentryGuard guard;
   rt.threadLevel = providedThreadLevel;
   ParsedConfig parsed = parseConfig(processEnvironment());
+  std::optional<Selector> selector = Selector::create(parsed.config, &parsed.errors);
   PMPI_Comm_dup(MPI_COMM_WORLD, &rt.world);
   PMPI_Comm_set_name(rt.world, "overpass_world");
   PMPI_Comm_rank(rt.world, &rt.worldRank);
@@ -250,6 +251,7 @@ void initializeUnguarded(int providedThreadLevel) {
   PmpiBootstrap bootstrap(rt.world);
   agreeOnConfiguration(parsed, bootstrap);
   rt.config = parsed.config;
+  rt.selector = std::move(*selector);
   setUpTopology(rt, bootstrap);
   setUpUcx(rt, bootstrap);
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "coll/selector.h"
 #include "common/collective.h"
 #include "common/config.h"
 #include "common/fallback.h"
@@ -29,6 +30,7 @@ enum class Phase : int {
 struct Runtime {
   std::atomic<Phase> phase{Phase::kBeforeInit};
   Config config;
+  Selector selector;  // built from `config` at initialisation
   Stats stats;
   MPI_Comm world = MPI_COMM_NULL;  // private duplicate of MPI_COMM_WORLD
   int worldRank = 0, worldSize = 1;

@@ -2,11 +2,16 @@
 // algorithm registry; the fallback reasons; the backends this build contains. Needs no MPI.
 // `overpass-info --markdown` prints the variables as the table README.md carries (a test keeps
 // the two equal); `overpass-info --topology` probes this process with hwloc and prints what it
-// found, in the JSON form of OVERPASS_TOPO_DUMP (one rank).
+// found, in the JSON form of OVERPASS_TOPO_DUMP (one rank); `overpass-info --selection NP` prints
+// the effective selection table for a team of NP ranks under this environment's rules.
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <set>
 #include <string>
 
 #include "coll/registry.h"
+#include "coll/selector.h"
 #include "common/config.h"
 #include "common/fallback.h"
 #include "gpu/backend_info.h"
@@ -33,6 +38,50 @@ void printMarkdown() {
                 v.agreed ? " Must be equal on every rank." : "");
 }
 
+// Which algorithm serves each size range, evaluated at 0, every power of two and every rule
+// bound (the cost model can only change its choice between those points in rare cases).
+void printSelection(const Selector& selector, int ranks, bool deterministic) {
+  std::printf(
+      "# Selection for %d ranks%s (size = one rank's contribution in bytes; reductions "
+      "of 4-byte floating-point elements)\n",
+      ranks, deterministic ? ", deterministic mode" : "");
+  std::printf("# %-20s %-12s %-22s %s\n", "collective", "sizes", "algorithm", "decided by");
+  for (std::size_t c = 0; c < kNumCollectives; ++c) {
+    const auto coll = static_cast<Collective>(c);
+    std::set<std::size_t> points = {0};
+    for (int k = 0; k <= 40; ++k) points.insert(std::size_t{1} << k);
+    for (const TuneRule& r : selector.rules())
+      if (r.coll == coll) points.insert({r.minBytes, r.maxBytes});
+    points.erase(std::numeric_limits<std::size_t>::max());
+    std::vector<std::size_t> sorted(points.begin(), points.end());
+    auto describe = [&](std::size_t bytes) {
+      CallShape shape;
+      shape.coll = coll;
+      shape.bytes = bytes;
+      shape.count = isReduction(coll) ? bytes / 4 : bytes;
+      shape.teamSize = ranks;
+      shape.ordered = deterministic && isReduction(coll);
+      const Selection s = selector.select(shape);
+      return std::string(s.algorithm->name) + "\t" +
+             (s.rule ? "rule '" + s.rule->text + "'" : std::string("cost model"));
+    };
+    std::size_t start = 0;
+    std::string current = describe(0);
+    for (std::size_t i = 1; i <= sorted.size(); ++i) {
+      const std::size_t at =
+          i < sorted.size() ? sorted[i] : std::numeric_limits<std::size_t>::max();
+      const std::string here = i < sorted.size() ? describe(at) : std::string();
+      if (here == current) continue;
+      const std::size_t tab = current.find('\t');
+      std::printf("%-22s %-12s %-22s %s\n", std::string(collectiveName(coll)).c_str(),
+                  (formatSize(start) + "-" + formatSize(at)).c_str(),
+                  current.substr(0, tab).c_str(), current.substr(tab + 1).c_str());
+      start = at;
+      current = here;
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,11 +97,19 @@ int main(int argc, char** argv) {
     for (const std::string& line : bindingAudit(job)) std::printf("# %s\n", line.c_str());
     return 0;
   }
+  ParsedConfig parsed = parseConfig(processEnvironment());
+  const std::optional<Selector> selector = Selector::create(parsed.config, &parsed.errors);
+  if (argc == 3 && std::string(argv[1]) == "--selection") {
+    const int ranks = std::atoi(argv[2]);
+    for (const std::string& e : parsed.errors) std::fprintf(stderr, "error: %s\n", e.c_str());
+    if (!selector || ranks < 1) return 1;
+    printSelection(*selector, ranks, parsed.config.deterministic);
+    return 0;
+  }
   if (argc > 1) {
-    std::fprintf(stderr, "usage: overpass-info [--markdown | --topology]\n");
+    std::fprintf(stderr, "usage: overpass-info [--markdown | --topology | --selection NP]\n");
     return 2;
   }
-  const ParsedConfig parsed = parseConfig(processEnvironment());
   std::printf("# Overpass variables (current value from this environment)\n");
   const auto vars = configVars();
   for (std::size_t i = 0; i < vars.size(); ++i) {
@@ -65,10 +122,14 @@ int main(int argc, char** argv) {
   for (const std::string& w : parsed.warnings) std::printf("# warning: %s\n", w.c_str());
   for (const std::string& e : parsed.errors) std::printf("# error: %s\n", e.c_str());
 
-  std::printf("\n# Algorithms (collective, name: description)\n");
+  std::printf(
+      "\n# Algorithms (collective, name: description; * combines in rank order, as "
+      "deterministic mode needs)\n");
   for (const Algorithm& a : algorithms())
-    std::printf("%-21s %-19s %s\n", std::string(collectiveName(a.coll)).c_str(), a.name.data(),
-                a.description.data());
+    std::printf("%-21s %-22s %s%s\n", std::string(collectiveName(a.coll)).c_str(), a.name.data(),
+                a.rankOrder ? "* " : "", a.description.data());
+  std::printf("\n# Built-in tune rules (overpass-info --selection NP shows the effect)\n%s\n",
+              kDefaultTune.empty() ? "(none)" : std::string(kDefaultTune).c_str());
 
   std::printf("\n# Fallback reasons (calls handed to the MPI library)\n");
   for (std::size_t r = 0; r < kNumFallbackReasons; ++r)

@@ -32,11 +32,29 @@ def main():
                    help="run without Overpass (the program's own checks only)")
     p.add_argument("--mpirun-arg", action="append", default=[],
                    help="an extra mpirun option (e.g. --enable-recovery)")
+    p.add_argument("--algorithm", action="append", default=[],
+                   help="COLL=NAME: the statistics must show NAME serving calls of COLL")
+    p.add_argument("--force-round", type=int,
+                   help="force, through OVERPASS_TUNE, the K-th Overpass algorithm of every "
+                        "collective (modulo their number; the list from overpass-info --info); "
+                        "each must serve calls, or the debug log must say why it could not")
+    p.add_argument("--info", help="the overpass-info program, for --force-round")
     p.add_argument("--timeout", type=int, default=240)
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args()
     command = a.command[1:] if a.command and a.command[0] == "--" else a.command
 
+    forced = {}
+    if a.force_round is not None:
+        algorithms = registry(a.info)
+        forced = {c: names[a.force_round % len(names)] for c, names in algorithms.items()}
+        most = max(len(names) for names in algorithms.values())
+        if most > ROUNDS:
+            print(f"FAIL: a collective has {most} algorithms; tests/mpi/CMakeLists.txt runs "
+                  f"only {ROUNDS} rounds")
+            return 1
+        a.env += ["OVERPASS_TUNE=" + "#".join(f"{c}:@{n}" for c, n in forced.items()),
+                  "OVERPASS_LOG=debug"]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     with tempfile.TemporaryDirectory() as tmp:
@@ -74,11 +92,45 @@ def main():
                 failures.append(f"output lacks /{pattern}/")
         if not a.expect_fail and not a.no_preload and not a.any_exit:
             failures += check_stats(stats, a)
+            failures += check_forced(stats, forced, run.stdout)
     for f in failures:
         print("FAIL:", f)
     if not failures:
         print("OK")
     return 1 if failures else 0
+
+
+ROUNDS = 6  # the rounds of tests/mpi/CMakeLists.txt's forced-algorithm tests
+
+
+def registry(info):
+    """{collective: [Overpass algorithm names]} from overpass-info's algorithm list."""
+    out = subprocess.run([info], stdout=subprocess.PIPE, text=True).stdout
+    section = out.split("# Algorithms", 1)[1].split("\n\n", 1)[0]
+    algorithms = {}
+    for line in section.splitlines()[1:]:
+        coll, name = line.split()[:2]
+        if name != "pmpi":
+            algorithms.setdefault(coll, []).append(name)
+    return algorithms
+
+
+def check_forced(path, forced, output):
+    if not forced or not os.path.exists(path):
+        return []
+    with open(path) as f:
+        colls = json.load(f)["collectives"]
+    failures = []
+    for coll, name in forced.items():
+        served = colls.get(coll, {}).get("algorithms", {}).get(name, 0)
+        skipped = re.search(rf"debug: {coll} of \d+ bytes on \d+ ranks: rule '{coll}:@{name}' "
+                            rf"skipped", output)
+        if coll in colls and served == 0 and not skipped:
+            failures.append(f"{coll}: forced {name} served no call and no skip was logged "
+                            f"({colls[coll].get('algorithms')})")
+        print(f"forced {coll}:@{name}: served {served} calls"
+              + (", skipped for some" if skipped else ""))
+    return failures
 
 
 def check_stats(path, a):
@@ -87,6 +139,10 @@ def check_stats(path, a):
     with open(path) as f:
         colls = json.load(f)["collectives"]
     failures = []
+    for spec in a.algorithm:
+        coll, name = spec.split("=")
+        if colls.get(coll, {}).get("algorithms", {}).get(name, 0) == 0:
+            failures.append(f"{coll}: {name} served no call ({colls.get(coll)})")
     for name in a.served.split():
         algorithms = colls.get(name, {}).get("algorithms", {})
         if not any(n != "pmpi" and c > 0 for n, c in algorithms.items()):

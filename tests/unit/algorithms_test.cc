@@ -4,17 +4,24 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
+#include <complex>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "coll/reduce_kernels.h"
 #include "coll/registry.h"
+#include "element_bytes.h"
 #include "loopback_team.h"
 
 namespace overpass {
 namespace {
 
+using test::canonical;
+using test::Pair;
 using test::runTeam;
 
 const std::vector<int> kSizes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16};
@@ -154,6 +161,193 @@ TEST_P(ReduceScatterBlock, EachRankGetsItsReducedBlock) {
         EXPECT_EQ(out, mine) << "p=" << p << " n=" << n << " rank " << team.rank();
       });
     }
+}
+
+// ---- Every datatype and operation, rank-order bits, large vectors (reductions) ----------------
+
+// Rank r's element i as `type`: small integers (exact in every type and every order of
+// combination), logical values 0/1, pairs whose index is the rank (ties resolve alike).
+void setElement(DataType type, unsigned char* at, int r, std::size_t i) {
+  const int v = static_cast<int>((r * 7 + i * 3) % 5) + 1;
+  auto put = [&](auto x) { std::memcpy(at, &x, sizeof x); };
+  switch (type) {
+    case DataType::kInt8:
+      return put(static_cast<std::int8_t>(v));
+    case DataType::kUint8:
+      return put(static_cast<std::uint8_t>(v));
+    case DataType::kInt16:
+      return put(static_cast<std::int16_t>(v));
+    case DataType::kUint16:
+      return put(static_cast<std::uint16_t>(v));
+    case DataType::kInt32:
+      return put(static_cast<std::int32_t>(v));
+    case DataType::kUint32:
+      return put(static_cast<std::uint32_t>(v));
+    case DataType::kInt64:
+      return put(static_cast<std::int64_t>(v));
+    case DataType::kUint64:
+      return put(static_cast<std::uint64_t>(v));
+    case DataType::kFloat:
+      return put(static_cast<float>(v));
+    case DataType::kDouble:
+      return put(static_cast<double>(v));
+    case DataType::kLongDouble:
+      return put(static_cast<long double>(v));
+    case DataType::kComplexFloat:
+      return put(std::complex<float>(v, 1));
+    case DataType::kComplexDouble:
+      return put(std::complex<double>(v, 1));
+    case DataType::kBool:
+      return put(static_cast<std::uint8_t>(v % 2));
+    case DataType::kLogical32:
+      return put(static_cast<std::int32_t>(v % 2));
+    case DataType::kByte:
+      return put(static_cast<std::uint8_t>(v * 37));
+    case DataType::kFloatInt:
+      return put(Pair<float, int>(v, r));
+    case DataType::kDoubleInt:
+      return put(Pair<double, int>(v, r));
+    case DataType::kLongInt:
+      return put(Pair<long, int>(v, r));
+    case DataType::kIntInt:
+      return put(Pair<int, int>(v, r));
+    case DataType::kShortInt:
+      return put(Pair<short, int>(static_cast<short>(v), r));
+    case DataType::kLongDoubleInt:
+      std::memset(at, 0, dataTypeSize(type));
+      return put(Pair<long double, int>(v, r));
+    case DataType::kFloatFloat:
+      return put(Pair<float, float>(v, r));
+    case DataType::kDoubleDouble:
+      return put(Pair<double, double>(v, r));
+    default:
+      FAIL() << "type " << dataTypeName(type);
+  }
+}
+
+std::vector<unsigned char> elements(DataType type, int r, std::size_t n) {
+  std::vector<unsigned char> v(n * dataTypeSize(type) + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) setElement(type, v.data() + i * dataTypeSize(type), r, i);
+  v.pop_back();
+  return v;
+}
+
+// Runs `alg` (a reduction) on p ranks; returns what each rank holds afterwards (the root's
+// vector for reduce, the own block for reduce_scatter_block, the vector for allreduce).
+std::vector<std::vector<unsigned char>> runReduction(
+    const Algorithm& alg, int p, std::size_t n, DataType type, ReduceOp op,
+    const std::function<std::vector<unsigned char>(int)>& input) {
+  std::vector<std::vector<unsigned char>> results(p);
+  const std::size_t size = dataTypeSize(type);
+  const int root = p - 1;
+  runTeam(p, [&](Team& team) {
+    std::vector<unsigned char> in = input(team.rank());
+    std::vector<unsigned char> out(n * size, 0xEE);
+    CollArgs a;
+    a.coll = alg.coll;
+    a.count = n;
+    a.bytes = n * size;
+    a.type = type;
+    a.op = op;
+    a.root = root;
+    a.sendbuf = in.data();
+    a.recvbuf = alg.coll == Collective::kReduce && team.rank() != root ? nullptr : out.data();
+    ASSERT_EQ(alg.run(a, team), Status::kOk);
+    if (alg.coll != Collective::kReduce || team.rank() == root) results[team.rank()] = out;
+  });
+  return results;
+}
+
+std::vector<const Algorithm*> reductionAlgorithms() {
+  std::vector<const Algorithm*> out;
+  for (const Algorithm& a : algorithms())
+    if (isReduction(a.coll) && !a.isPmpi()) out.push_back(&a);
+  return out;
+}
+
+TEST(Reductions, EveryAlgorithmEveryTypeAndOperation) {
+  for (const Algorithm* alg : reductionAlgorithms())
+    for (std::size_t t = 0; t < static_cast<std::size_t>(DataType::kCount); ++t)
+      for (std::size_t o = 0; o < static_cast<std::size_t>(ReduceOp::kUser); ++o) {
+        const auto type = static_cast<DataType>(t);
+        const auto op = static_cast<ReduceOp>(o);
+        if (!isValidReduction(type, op)) continue;
+        for (int p : {3, 4}) {
+          const std::size_t n = 5, blocks = alg->coll == Collective::kReduceScatterBlock ? p : 1;
+          auto input = [&](int r) { return elements(type, r, n * blocks); };
+          std::vector<unsigned char> expected = input(0);
+          for (int r = 1; r < p; ++r)
+            reduceLocal(input(r).data(), expected.data(), n * blocks, type, op);
+          const auto results = runReduction(*alg, p, n, type, op, input);
+          const std::size_t bytes = n * dataTypeSize(type);
+          for (int r = 0; r < p; ++r) {
+            if (results[r].empty()) continue;
+            const std::size_t at = alg->coll == Collective::kReduceScatterBlock ? r * bytes : 0;
+            EXPECT_EQ(canonical(type, results[r].data(), n),
+                      canonical(type, expected.data() + at, n))
+                << collectiveName(alg->coll) << " " << alg->name << " " << dataTypeName(type) << " "
+                << reduceOpName(op) << " p=" << p << " rank " << r;
+          }
+        }
+      }
+}
+
+TEST(Reductions, EveryAlgorithmOnAMillionElements) {
+  const std::size_t n = (1u << 20) + 3;
+  for (const Algorithm* alg : reductionAlgorithms()) {
+    const int p = alg->coll == Collective::kReduceScatterBlock ? 3 : 4;
+    const std::size_t count = alg->coll == Collective::kReduceScatterBlock ? n / p : n;
+    const std::size_t blocks = alg->coll == Collective::kReduceScatterBlock ? p : 1;
+    auto input = [&](int r) {
+      auto v = data(r, count * blocks);
+      return std::vector<unsigned char>(reinterpret_cast<unsigned char*>(v.data()),
+                                        reinterpret_cast<unsigned char*>(v.data() + v.size()));
+    };
+    const auto expected = sumOver(p, count * blocks);
+    const auto results = runReduction(*alg, p, count, DataType::kInt32, ReduceOp::kSum, input);
+    const std::size_t bytes = count * sizeof(std::int32_t);
+    for (int r = 0; r < p; ++r) {
+      if (results[r].empty()) continue;
+      const std::size_t at = alg->coll == Collective::kReduceScatterBlock ? r * count : 0;
+      EXPECT_EQ(std::memcmp(results[r].data(), expected.data() + at, bytes), 0)
+          << collectiveName(alg->coll) << " " << alg->name << " rank " << r;
+    }
+  }
+}
+
+// Deterministic mode's promise: every rank-order algorithm gives the bits of the serial
+// left-to-right combination, whatever the team size and the block split.
+TEST(Reductions, RankOrderAlgorithmsGiveTheSerialLeftToRightBits) {
+  for (const Algorithm* alg : reductionAlgorithms()) {
+    if (!alg->rankOrder) continue;
+    for (int p : {2, 3, 5, 8})
+      for (std::size_t n : {1ul, 7ul, 1000ul}) {
+        const std::size_t blocks = alg->coll == Collective::kReduceScatterBlock ? p : 1;
+        auto input = [&](int r) {
+          std::mt19937_64 gen(r * 977 + n);
+          std::uniform_real_distribution<double> unit(-1, 1);
+          std::uniform_int_distribution<int> exponent(-12, 12);
+          std::vector<double> v(n * blocks);
+          for (double& x : v) x = std::ldexp(unit(gen), exponent(gen) * 3);
+          return std::vector<unsigned char>(reinterpret_cast<unsigned char*>(v.data()),
+                                            reinterpret_cast<unsigned char*>(v.data() + v.size()));
+        };
+        std::vector<double> expected(n * blocks, 0);
+        std::memcpy(expected.data(), input(0).data(), n * blocks * sizeof(double));
+        for (int r = 1; r < p; ++r) {
+          const auto in = input(r);
+          const auto* x = reinterpret_cast<const double*>(in.data());
+          for (std::size_t i = 0; i < n * blocks; ++i) expected[i] = expected[i] + x[i];
+        }
+        const auto results = runReduction(*alg, p, n, DataType::kDouble, ReduceOp::kSum, input);
+        for (int r = 0; r < p; ++r) {
+          if (results[r].empty()) continue;
+          const std::size_t at = alg->coll == Collective::kReduceScatterBlock ? r * n : 0;
+          EXPECT_EQ(std::memcmp(results[r].data(), expected.data() + at, n * sizeof(double)), 0)
+              << collectiveName(alg->coll) << " " << alg->name << " p=" << p << " n=" << n;
+        }
+      }
+  }
 }
 
 OVERPASS_ALGORITHM_SUITE(Bcast, Collective::kBcast);

@@ -4,7 +4,13 @@
 
 #include <complex>
 #include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
 #include <vector>
+
+#include "coll/reduce_kernel_table.h"
+#include "element_bytes.h"
 
 namespace overpass {
 namespace {
@@ -111,6 +117,55 @@ TEST(ReduceKernels, EveryValidCombinationHasAKernel) {
   EXPECT_FALSE(isValidReduction(DataType::kInt32, ReduceOp::kMinloc));
   EXPECT_FALSE(isValidReduction(DataType::kBool, ReduceOp::kSum));
   EXPECT_TRUE(isValidReduction(DataType::kFloatInt, ReduceOp::kMaxloc));
+}
+
+// The kernels compiled for each instruction set give the same bits as the portable ones, in
+// place and into a separate output, at lengths around the vector widths.
+TEST(ReduceKernels, EveryInstructionSetMatchesThePortableKernels) {
+  std::vector<std::pair<std::string, KernelTable>> tables = {{"portable", kernelTablePortable()}};
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) tables.emplace_back("avx2", kernelTableAvx2());
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    tables.emplace_back("avx512", kernelTableAvx512());
+#endif
+  std::printf("kernel sets on this CPU: %zu (in use: %s)\n", tables.size(),
+              std::string(reductionKernelIsa()).c_str());
+  std::mt19937_64 gen(42);
+  for (std::size_t t = 0; t < kNumTypes; ++t)
+    for (std::size_t o = 0; o < kNumOps; ++o) {
+      const auto type = static_cast<DataType>(t);
+      const auto op = static_cast<ReduceOp>(o);
+      if (op == ReduceOp::kUser || !isValidReduction(type, op)) continue;
+      for (std::size_t n : {1ul, 15ul, 64ul, 1027ul}) {
+        const std::size_t bytes = n * dataTypeSize(type);
+        std::vector<unsigned char> a(bytes), b(bytes);
+        for (auto& x : a) x = static_cast<unsigned char>(gen());
+        for (auto& x : b) x = static_cast<unsigned char>(gen());
+        if (dataTypeCategory(type) == TypeCategory::kFloating ||
+            dataTypeCategory(type) == TypeCategory::kComplex || type == DataType::kFloatInt ||
+            type == DataType::kDoubleInt || type == DataType::kLongDoubleInt ||
+            type == DataType::kFloatFloat || type == DataType::kDoubleDouble) {
+          // Finite values: random bytes make NaNs, whose payloads may legitimately differ.
+          for (std::size_t i = 0; i < bytes; ++i) {
+            a[i] &= (i % 4 == 3) ? 0x3F : 0xFF;
+            b[i] &= (i % 4 == 3) ? 0x3F : 0xFF;
+          }
+        }
+        std::vector<unsigned char> want = b, into(bytes);
+        tables[0].second[t][o](a.data(), want.data(), want.data(), n);
+        for (const auto& [name, table] : tables) {
+          std::vector<unsigned char> inPlace = b;
+          table[t][o](a.data(), inPlace.data(), inPlace.data(), n);
+          table[t][o](a.data(), b.data(), into.data(), n);
+          EXPECT_EQ(test::canonical(type, inPlace.data(), n), test::canonical(type, want.data(), n))
+              << name << " " << dataTypeName(type) << " " << reduceOpName(op) << " n=" << n;
+          EXPECT_EQ(test::canonical(type, into.data(), n), test::canonical(type, want.data(), n))
+              << name << " into, " << dataTypeName(type) << " " << reduceOpName(op) << " n=" << n;
+        }
+      }
+    }
 }
 
 TEST(ReduceKernels, UserOperationIsCalled) {

@@ -5,7 +5,6 @@
 #include <set>
 #include <string>
 
-#include "coll/selector.h"
 #include "common/stats.h"
 
 namespace overpass {
@@ -36,30 +35,18 @@ TEST(Registry, NamesAreUniquePerCollectiveAndIdsIndexTheTable) {
   EXPECT_EQ(findAlgorithm(Collective::kAllreduce, "no_such_algorithm"), nullptr);
 }
 
-TEST(Selector, PicksAnAlgorithmOfTheRightCollectiveAtEverySize) {
-  const Config config;
-  for (std::size_t c = 0; c < kNumCollectives; ++c)
-    for (std::size_t bytes : {0ul, 1ul, 8ul, 65536ul, 1ul << 26})
-      for (int p : {1, 2, 3, 16}) {
-        const auto coll = static_cast<Collective>(c);
-        const Algorithm& a = selectAlgorithm({coll, bytes, p}, config);
-        EXPECT_EQ(a.coll, coll);
-        EXPECT_FALSE(a.isPmpi()) << "the default serves every call with Overpass";
+// Deterministic mode relies on it: every reduction has a rank-order algorithm for every call.
+TEST(Registry, EveryReductionHasARankOrderAlgorithmServingEveryCall) {
+  for (Collective coll :
+       {Collective::kAllreduce, Collective::kReduce, Collective::kReduceScatterBlock}) {
+    for (std::size_t count : {0ul, 1ul, 3ul, 1000ul, 1ul << 24})
+      for (int p : {1, 2, 3, 7, 16}) {
+        CallShape call{coll, count * 8, count, p, true};
+        bool served = false;
+        for (const Algorithm& a : algorithms()) served |= a.coll == coll && a.canServe(call);
+        EXPECT_TRUE(served) << collectiveName(coll) << " count " << count << " p " << p;
       }
-}
-
-TEST(Selector, LargeAllreducesGoAroundTheRingFromThreeRanks) {
-  const Config config;
-  auto pick = [&](std::size_t bytes, int p) {
-    return std::string(selectAlgorithm({Collective::kAllreduce, bytes, p}, config).name);
-  };
-  EXPECT_EQ(pick(8, 4), "recursive_doubling");
-  EXPECT_EQ(pick((256u << 10) - 1, 4), "recursive_doubling");
-  EXPECT_EQ(pick(256u << 10, 4), "ring");
-  EXPECT_EQ(pick(64u << 20, 3), "ring");
-  EXPECT_EQ(pick(64u << 20, 2), "recursive_doubling");
-  EXPECT_EQ(std::string(selectAlgorithm({Collective::kReduce, 1u << 20, 4}, config).name),
-            "binomial");
+  }
 }
 
 }  // namespace

@@ -1,0 +1,42 @@
+// The alpha-beta-gamma cost model: the time of an algorithm on a call, estimated from the number
+// of message rounds (alpha each), the bytes each rank moves in sequence (beta each) and the bytes
+// it reduces (gamma each). The selector picks the cheapest algorithm that serves a call where no
+// tune rule decides. Its parameters come from OVERPASS_COST_MODEL (common/config.cc holds the
+// defaults, docs/TUNING.md how they were measured).
+#pragma once
+
+#include <cstddef>
+
+#include "common/collective.h"
+
+namespace overpass {
+
+struct CostModel {
+  double alpha;  // seconds per message round
+  double beta;   // seconds per byte sent (one link, one direction)
+  double gamma;  // seconds per byte reduced
+};
+
+// A call as selection sees it. Every field is equal on every rank of the communicator (MPI's
+// matching rules), so every rank selects the same algorithm.
+struct CallShape {
+  Collective coll = Collective::kBarrier;
+  std::size_t bytes = 0;  // one rank's contribution: count x type size, or the per-rank block
+  std::size_t count = 0;  // elements of a reduction (bytes for the other collectives)
+  int teamSize = 1;
+  bool ordered = false;  // deterministic mode on an order-sensitive reduction: rank order only
+};
+
+// Helpers for the cost formulas of the registry.
+inline double ceilLog2(int p) {
+  int rounds = 0;
+  while ((1 << rounds) < p) ++rounds;
+  return rounds;
+}
+inline int floorPow2(int p) {
+  int p2 = 1;
+  while (p2 * 2 <= p) p2 *= 2;
+  return p2;
+}
+
+}  // namespace overpass

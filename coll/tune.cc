@@ -1,0 +1,156 @@
+#include "coll/tune.h"
+
+#include <cctype>
+
+namespace overpass {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    const std::size_t at = s.find(sep);
+    parts.push_back(trim(s.substr(0, at)));
+    if (at == std::string_view::npos) return parts;
+    s.remove_prefix(at + 1);
+  }
+}
+
+// digits with an optional K/M/G (case-insensitive), or inf.
+std::optional<std::size_t> parseSize(std::string_view s) {
+  if (s == "inf" || s == "INF") return std::numeric_limits<std::size_t>::max();
+  std::size_t value = 0, i = 0;
+  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+    if (value > (std::numeric_limits<std::size_t>::max() - 9) / 10) return std::nullopt;
+    value = value * 10 + static_cast<std::size_t>(s[i] - '0');
+  }
+  if (i == 0) return std::nullopt;
+  if (i == s.size()) return value;
+  if (i + 1 != s.size()) return std::nullopt;
+  const int shift = std::toupper(static_cast<unsigned char>(s[i])) == 'K'   ? 10
+                    : std::toupper(static_cast<unsigned char>(s[i])) == 'M' ? 20
+                    : std::toupper(static_cast<unsigned char>(s[i])) == 'G' ? 30
+                                                                            : -1;
+  if (shift < 0 || value > (std::numeric_limits<std::size_t>::max() >> shift)) return std::nullopt;
+  return value << shift;
+}
+
+// "lo-hi" (half-open, lo < hi).
+bool parseRange(std::string_view s, std::size_t* lo, std::size_t* hi) {
+  const std::size_t dash = s.find('-');
+  if (dash == std::string_view::npos) return false;
+  const auto a = parseSize(s.substr(0, dash)), b = parseSize(s.substr(dash + 1));
+  if (!a || !b || *a >= *b) return false;
+  *lo = *a;
+  *hi = *b;
+  return true;
+}
+
+std::string algorithmsOf(Collective coll) {
+  std::string names;
+  for (const Algorithm& a : algorithms())
+    if (a.coll == coll) names += (names.empty() ? "" : ", ") + std::string(a.name);
+  return names;
+}
+
+std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
+  TuneRule rule;
+  rule.text = std::string(text);
+  const std::vector<std::string_view> fields = split(text, ':');
+  const auto coll = collectiveFromName(fields[0]);
+  if (!coll) {
+    *why = "'" + std::string(fields[0]) +
+           "' is not a collective (allreduce, bcast, scatter, gather, alltoall, reduce, "
+           "allgather, reduce_scatter_block, barrier)";
+    return std::nullopt;
+  }
+  rule.coll = *coll;
+  bool sized = false, ranked = false;
+  for (std::size_t i = 1; i < fields.size(); ++i) {
+    const std::string_view f = fields[i];
+    if (!f.empty() && f.front() == '@') {
+      if (rule.algorithm) {
+        *why = "two algorithms in one rule";
+        return std::nullopt;
+      }
+      rule.algorithm = findAlgorithm(rule.coll, f.substr(1));
+      if (!rule.algorithm) {
+        *why = "'" + std::string(f.substr(1)) + "' is not an algorithm of " +
+               std::string(collectiveName(rule.coll)) + " (" + algorithmsOf(rule.coll) + ")";
+        return std::nullopt;
+      }
+    } else if (f.rfind("np=", 0) == 0) {
+      std::size_t lo = 0, hi = 0;
+      const std::string_view r = f.substr(3);
+      if (const auto exact = parseSize(r);
+          exact && r.find_first_not_of("0123456789") == std::string_view::npos) {
+        lo = *exact;
+        hi = *exact + 1;
+      } else if (!parseRange(r, &lo, &hi)) {
+        *why = "'" + std::string(f) +
+               "' is not a team size: np=N or np=LO-HI (half-open, HI may "
+               "be inf)";
+        return std::nullopt;
+      }
+      if (ranked || lo < 1 || lo > 1u << 30) {
+        *why = ranked ? "two team sizes in one rule" : "team sizes start at 1";
+        return std::nullopt;
+      }
+      ranked = true;
+      rule.minRanks = static_cast<int>(lo);
+      rule.maxRanks = hi > static_cast<std::size_t>(std::numeric_limits<int>::max())
+                          ? std::numeric_limits<int>::max()
+                          : static_cast<int>(hi);
+    } else if (parseRange(f, &rule.minBytes, &rule.maxBytes)) {
+      if (sized) {
+        *why = "two size ranges in one rule";
+        return std::nullopt;
+      }
+      sized = true;
+    } else {
+      *why = "'" + std::string(f) +
+             "' is neither a size range (LO-HI with K/M/G or inf, LO < HI), np=..., nor "
+             "@algorithm";
+      return std::nullopt;
+    }
+  }
+  if (!rule.algorithm) {
+    *why = "no @algorithm";
+    return std::nullopt;
+  }
+  return rule;
+}
+
+}  // namespace
+
+std::optional<std::vector<TuneRule>> parseTune(std::string_view text, std::string* error) {
+  std::vector<TuneRule> rules;
+  if (trim(text).empty()) return rules;
+  const std::vector<std::string_view> tokens = split(text, '#');
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    std::string why;
+    auto rule = tokens[i].empty() ? std::nullopt : parseRule(tokens[i], &why);
+    if (!rule) {
+      *error = "token " + std::to_string(i + 1) + " '" + std::string(tokens[i]) +
+               "': " + (tokens[i].empty() ? std::string("empty rule") : why);
+      return std::nullopt;
+    }
+    rules.push_back(std::move(*rule));
+  }
+  return rules;
+}
+
+std::string formatSize(std::size_t bytes) {
+  if (bytes == std::numeric_limits<std::size_t>::max()) return "inf";
+  for (const auto& [shift, unit] : {std::pair{30, 'G'}, std::pair{20, 'M'}, std::pair{10, 'K'}})
+    if (bytes && bytes % (std::size_t{1} << shift) == 0)
+      return std::to_string(bytes >> shift) + unit;
+  return std::to_string(bytes);
+}
+
+}  // namespace overpass

@@ -1,0 +1,199 @@
+// The tune grammar (strict parsing, errors naming the token) and the selector (rule priority,
+// rules skipped when their algorithm cannot serve a call, the cost model, deterministic mode,
+// memoisation).
+#include "coll/selector.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace overpass {
+namespace {
+
+Config configWith(const Environment& env) {
+  ParsedConfig parsed = parseConfig(env);
+  EXPECT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  return parsed.config;
+}
+
+Selector selectorWith(const Environment& env) {
+  std::vector<std::string> errors;
+  auto s = Selector::create(configWith(env), &errors);
+  EXPECT_TRUE(s) << (errors.empty() ? "" : errors.front());
+  return s ? *s : Selector();
+}
+
+std::string tuneError(std::string_view text) {
+  std::string error;
+  EXPECT_FALSE(parseTune(text, &error)) << text;
+  return error;
+}
+
+CallShape shape(Collective coll, std::size_t bytes, int p, std::size_t element = 4) {
+  return {coll, bytes, isReduction(coll) ? bytes / element : bytes, p, false};
+}
+
+std::string pick(const Selector& s, Collective coll, std::size_t bytes, int p) {
+  return std::string(s.select(shape(coll, bytes, p)).algorithm->name);
+}
+
+TEST(Tune, ParsesRulesRangesAndTeamSizes) {
+  std::string error;
+  auto rules = parseTune(
+      "allreduce:0-8K:@recursive_doubling # allreduce:8K-inf:np=3-inf:@ring#bcast:@binomial"
+      "#barrier:np=2:@pmpi#gather:1m-1G:@linear",
+      &error);
+  ASSERT_TRUE(rules) << error;
+  ASSERT_EQ(rules->size(), 5u);
+  const TuneRule& r0 = (*rules)[0];
+  EXPECT_EQ(r0.coll, Collective::kAllreduce);
+  EXPECT_EQ(r0.minBytes, 0u);
+  EXPECT_EQ(r0.maxBytes, 8192u);
+  EXPECT_EQ(r0.algorithm->name, "recursive_doubling");
+  EXPECT_TRUE(r0.matches(Collective::kAllreduce, 8191, 64));
+  EXPECT_FALSE(r0.matches(Collective::kAllreduce, 8192, 64));  // half-open
+  const TuneRule& r1 = (*rules)[1];
+  EXPECT_EQ(r1.minRanks, 3);
+  EXPECT_FALSE(r1.matches(Collective::kAllreduce, 1u << 30, 2));
+  EXPECT_TRUE(r1.matches(Collective::kAllreduce, SIZE_MAX - 1, 3));
+  EXPECT_EQ((*rules)[2].maxBytes, SIZE_MAX);
+  EXPECT_TRUE((*rules)[3].algorithm->isPmpi());
+  EXPECT_TRUE((*rules)[3].matches(Collective::kBarrier, 0, 2));
+  EXPECT_FALSE((*rules)[3].matches(Collective::kBarrier, 0, 3));
+  EXPECT_EQ((*rules)[4].minBytes, 1u << 20);
+  EXPECT_EQ((*rules)[4].maxBytes, 1u << 30);
+  EXPECT_EQ((*rules)[4].text, "gather:1m-1G:@linear");
+  ASSERT_TRUE(parseTune("  ", &error));
+  EXPECT_TRUE(parseTune("", &error)->empty());
+}
+
+TEST(Tune, ErrorsNameTheBadToken) {
+  EXPECT_EQ(tuneError("allreduce:@ring#allreduc:@ring")
+                .rfind("token 2 'allreduc:@ring': "
+                       "'allreduc' is not a collective",
+                       0),
+            0u);
+  EXPECT_NE(tuneError("allreduce:0-8Q:@ring").find("'0-8Q' is neither a size range"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:8K-8K:@ring").find("'8K-8K'"), std::string::npos);
+  EXPECT_NE(tuneError("allreduce:@rung")
+                .find("'rung' is not an algorithm of allreduce (pmpi, "
+                      "recursive_doubling, ring"),
+            std::string::npos);
+  EXPECT_NE(tuneError("bcast:@ring").find("not an algorithm of bcast"), std::string::npos);
+  EXPECT_NE(tuneError("allreduce:0-1K").find("no @algorithm"), std::string::npos);
+  EXPECT_NE(tuneError("allreduce:@ring:@ring").find("two algorithms"), std::string::npos);
+  EXPECT_NE(tuneError("allreduce:0-1K:1K-2K:@ring").find("two size ranges"), std::string::npos);
+  EXPECT_NE(tuneError("allreduce:np=0-4:@ring").find("team sizes start at 1"), std::string::npos);
+  EXPECT_NE(tuneError("allreduce:np=x:@ring").find("'np=x' is not a team size"), std::string::npos);
+  EXPECT_NE(tuneError("allreduce:@ring##bcast:@binomial").find("token 2 '': empty rule"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:99999999999999999999K-inf:@ring").find("neither a size"),
+            std::string::npos);
+}
+
+TEST(Tune, FormatsSizesAsTheGrammarWritesThem) {
+  EXPECT_EQ(formatSize(0), "0");
+  EXPECT_EQ(formatSize(1000), "1000");
+  EXPECT_EQ(formatSize(8192), "8K");
+  EXPECT_EQ(formatSize(3u << 20), "3M");
+  EXPECT_EQ(formatSize(std::size_t{1} << 30), "1G");
+  EXPECT_EQ(formatSize(SIZE_MAX), "inf");
+}
+
+TEST(Selector, BuiltInRulesParseAndEveryCallGetsAnOverpassAlgorithm) {
+  std::string error;
+  ASSERT_TRUE(parseTune(kDefaultTune, &error)) << error;
+  const Selector s = selectorWith({});
+  for (std::size_t c = 0; c < kNumCollectives; ++c)
+    for (std::size_t bytes : {0ul, 1ul, 8ul, 4096ul, 65536ul, 1ul << 20, 1ul << 26})
+      for (int p : {1, 2, 3, 4, 5, 8, 13, 16}) {
+        const auto coll = static_cast<Collective>(c);
+        const Selection sel = s.select(shape(coll, bytes, p));
+        EXPECT_EQ(sel.algorithm->coll, coll);
+        EXPECT_FALSE(sel.algorithm->isPmpi()) << "the default serves every call with Overpass";
+        EXPECT_TRUE(sel.algorithm->canServe(shape(coll, bytes, p)));
+      }
+}
+
+TEST(Selector, CostModelPrefersLatencyOptimalSmallAndBandwidthOptimalLarge) {
+  const Selector s = selectorWith({});
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 8, 4), "recursive_doubling");
+  EXPECT_NE(pick(s, Collective::kAllreduce, 64u << 20, 4), "recursive_doubling");
+  EXPECT_NE(pick(s, Collective::kAllreduce, 64u << 20, 3), "recursive_doubling");
+}
+
+TEST(Selector, LaterRulesWinAndForcedVariablesWinOverTune) {
+  const Selector s =
+      selectorWith({{"OVERPASS_TUNE", "allreduce:@ring#allreduce:0-1K:@recursive_doubling"},
+                    {"OVERPASS_BCAST", "binomial"}});
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 512, 4), "recursive_doubling");
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 4096, 4), "ring");
+  EXPECT_EQ(s.select(shape(Collective::kAllreduce, 4096, 4)).rule->text, "allreduce:@ring");
+  EXPECT_EQ(pick(s, Collective::kBcast, 1u << 26, 4), "binomial");
+  const Selector forced = selectorWith(
+      {{"OVERPASS_TUNE", "allreduce:@ring"}, {"OVERPASS_ALLREDUCE", "recursive_doubling"}});
+  EXPECT_EQ(pick(forced, Collective::kAllreduce, 1u << 26, 4), "recursive_doubling");
+  const Selector pmpi = selectorWith({{"OVERPASS_ALLREDUCE", "pmpi"}});
+  EXPECT_TRUE(pmpi.select(shape(Collective::kAllreduce, 8, 4)).algorithm->isPmpi());
+}
+
+TEST(Selector, ARuleWhoseAlgorithmCannotServeTheCallIsSkippedAndReported) {
+  const Selector s = selectorWith({{"OVERPASS_ALLREDUCE", "ring"}});
+  const Selection one = s.select(shape(Collective::kAllreduce, 4, 4));  // 1 element, 4 ranks
+  EXPECT_NE(one.algorithm->name, "ring");
+  ASSERT_NE(one.skipped, nullptr);
+  EXPECT_EQ(one.skipped->text, "allreduce:@ring");
+  const Selection many = s.select(shape(Collective::kAllreduce, 4096, 4));
+  EXPECT_EQ(many.algorithm->name, "ring");
+  EXPECT_EQ(many.skipped, nullptr);
+}
+
+TEST(Selector, DeterministicModeUsesOnlyRankOrderAlgorithmsForOrderedCalls) {
+  const Selector s = selectorWith({{"OVERPASS_ALLREDUCE", "ring"}});
+  for (Collective coll :
+       {Collective::kAllreduce, Collective::kReduce, Collective::kReduceScatterBlock})
+    for (std::size_t bytes : {0ul, 8ul, 4096ul, 1ul << 24})
+      for (int p : {1, 2, 3, 4, 7}) {
+        CallShape call = shape(coll, bytes, p, 8);
+        call.ordered = true;
+        EXPECT_TRUE(s.select(call).algorithm->rankOrder)
+            << collectiveName(coll) << " " << bytes << " " << p;
+      }
+}
+
+TEST(Selector, InvalidVariablesAreReportedByName) {
+  std::vector<std::string> errors;
+  Config config = configWith(
+      {{"OVERPASS_TUNE", "allreduce:@ring#bcast:0-x:@binomial"}, {"OVERPASS_GATHER", "binomal"}});
+  EXPECT_FALSE(Selector::create(config, &errors));
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].rfind("invalid OVERPASS_TUNE: token 2 'bcast:0-x:@binomial'", 0), 0u);
+  EXPECT_EQ(errors[1].rfind("invalid OVERPASS_GATHER: 'binomal' is not an algorithm of gather", 0),
+            0u);
+}
+
+TEST(SelectionCache, RemembersPerShapeAndTellsShapesApart) {
+  SelectionCache cache;
+  int calls = 0;
+  const Algorithm& ring = *findAlgorithm(Collective::kAllreduce, "ring");
+  const Algorithm& rd = *findAlgorithm(Collective::kAllreduce, "recursive_doubling");
+  auto select = [&](const CallShape& c) -> const Algorithm& {
+    ++calls;
+    return c.bytes > 100 ? ring : rd;
+  };
+  CallShape a = shape(Collective::kAllreduce, 4096, 4), b = shape(Collective::kAllreduce, 8, 4);
+  EXPECT_EQ(&cache.get(a, select), &ring);
+  EXPECT_EQ(&cache.get(a, select), &ring);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(&cache.get(b, select), &rd);
+  EXPECT_EQ(calls, 2);
+  a.count = 512;  // same bytes, another element size
+  cache.get(a, select);
+  a.ordered = true;
+  cache.get(a, select);
+  EXPECT_EQ(calls, 4);
+}
+
+}  // namespace
+}  // namespace overpass
