@@ -21,6 +21,9 @@ using enum Collective;
 constexpr double pOf(const CallShape& c) {
   return c.teamSize;
 }
+// allreduce rank_order_root keeps p vectors at rank 0; above this it does not serve.
+constexpr std::size_t kRankOrderRootLimit = std::size_t{64} << 20;
+
 constexpr bool atLeastOneElementPerRank(const CallShape& c) {
   return c.count >= static_cast<std::size_t>(c.teamSize);
 }
@@ -86,7 +89,11 @@ constexpr std::array kAlgorithms = {
                 return (p - 1) * (m.alpha + c.bytes * (m.beta + m.gamma)) +
                        ceilLog2(c.teamSize) * (m.alpha + c.bytes * m.beta);
               },
-              nullptr, true},
+              // Rank 0 holds every rank's vector at once: bounded, rank_order takes over.
+              [](const CallShape& c) {
+                return c.bytes * static_cast<std::size_t>(c.teamSize) <= kRankOrderRootLimit;
+              },
+              true},
     // ---- bcast ----
     OVERPASS_PMPI(kBcast),
     Algorithm{kBcast, "binomial", "binomial tree from the root", bcastBinomial,

@@ -34,8 +34,10 @@ struct Algorithm {
   bool rankOrder = false;
 
   bool isPmpi() const { return run == nullptr; }
+  // pmpi serves everything: naming it is the user's explicit choice of the MPI library, whose
+  // own order then applies also in deterministic mode.
   bool canServe(const CallShape& call) const {
-    return (!call.ordered || rankOrder) && (serves == nullptr || serves(call));
+    return isPmpi() || ((!call.ordered || rankOrder) && (serves == nullptr || serves(call)));
   }
 };
 

@@ -4,8 +4,22 @@
 
 namespace overpass {
 
-// Measured crossovers the cost model does not capture (docs/TUNING.md, docs/PERFORMANCE.md).
-const std::string_view kDefaultTune = "";
+// Measured choices where the cost model is wrong on a shared-memory node with 2-4 ranks (the
+// only setting measured so far; docs/PERFORMANCE.md, "Algorithm selection", 2026-12-02). Larger
+// teams are left to the cost model until they are measured.
+const std::string_view kDefaultTune =
+    // np 2: one exchange of the whole vector up to 512 KiB (rd 107 us vs ring 115 at 512 KiB),
+    // the ring above (2 MiB: 595 us vs rd 885).
+    "allreduce:np=2:@recursive_doubling#allreduce:1M-inf:np=2:@ring"
+    // np 3-4, oversubscribed: one k-nomial level beats log2(p) rounds up to 512 KiB (np 4,
+    // 2 KiB: 7.9 us vs rd 17.9); the ring above (np 3, 8 MiB: 8.5 ms vs knomial 10.7).
+    "#allreduce:np=3-5:@knomial#allreduce:512K-inf:np=3-5:@ring"
+    // Pipelined and scatter-based bcast, and the reduce-scatter-based reduce, lose to the
+    // binomial trees when 4 ranks share 2 cores (np 4, 8 MiB bcast: chain 5.7 ms vs 3.4).
+    "#bcast:np=2-5:@binomial#reduce:np=2-5:@binomial"
+    // Linear gather/scatter: the root is the bottleneck either way; binomial trees add a
+    // forwarding hop (np 4, 128 KiB scatter: linear 12.5 us vs binomial 28.8).
+    "#gather:np=2-5:@linear#scatter:np=2-5:@linear";
 
 std::optional<Selector> Selector::create(const Config& config, std::vector<std::string>* errors) {
   Selector s;

@@ -5,6 +5,8 @@
 namespace overpass {
 namespace {
 
+constexpr std::size_t kMaxRanks = std::size_t{1} << 30;
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -21,9 +23,18 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
-// digits with an optional K/M/G (case-insensitive), or inf.
+bool equalsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+// digits with an optional K/M/G, or inf (both case-insensitive).
 std::optional<std::size_t> parseSize(std::string_view s) {
-  if (s == "inf" || s == "INF") return std::numeric_limits<std::size_t>::max();
+  if (equalsIgnoringCase(s, "inf")) return std::numeric_limits<std::size_t>::max();
   std::size_t value = 0, i = 0;
   for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
     if (value > (std::numeric_limits<std::size_t>::max() - 9) / 10) return std::nullopt;
@@ -75,7 +86,7 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
     const std::string_view f = fields[i];
     if (!f.empty() && f.front() == '@') {
       if (rule.algorithm) {
-        *why = "two algorithms in one rule";
+        *why = "'" + std::string(f) + "': a second algorithm in one rule";
         return std::nullopt;
       }
       rule.algorithm = findAlgorithm(rule.coll, f.substr(1));
@@ -87,31 +98,38 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
     } else if (f.rfind("np=", 0) == 0) {
       std::size_t lo = 0, hi = 0;
       const std::string_view r = f.substr(3);
-      if (const auto exact = parseSize(r);
-          exact && r.find_first_not_of("0123456789") == std::string_view::npos) {
+      if (const auto exact = parseSize(r); exact && r.find('-') == std::string_view::npos &&
+                                           *exact != std::numeric_limits<std::size_t>::max()) {
         lo = *exact;
         hi = *exact + 1;
       } else if (!parseRange(r, &lo, &hi)) {
         *why = "'" + std::string(f) +
-               "' is not a team size: np=N or np=LO-HI (half-open, HI may "
-               "be inf)";
+               "' is not a team size: np=N or np=LO-HI (half-open, HI may be inf)";
         return std::nullopt;
       }
-      if (ranked || lo < 1 || lo > 1u << 30) {
-        *why = ranked ? "two team sizes in one rule" : "team sizes start at 1";
+      if (ranked) {
+        *why = "'" + std::string(f) + "': a second team size in one rule";
+        return std::nullopt;
+      }
+      if (lo < 1 || lo > kMaxRanks) {
+        *why = "'" + std::string(f) + "': team sizes are 1 to " + std::to_string(kMaxRanks);
         return std::nullopt;
       }
       ranked = true;
       rule.minRanks = static_cast<int>(lo);
-      rule.maxRanks = hi > static_cast<std::size_t>(std::numeric_limits<int>::max())
-                          ? std::numeric_limits<int>::max()
-                          : static_cast<int>(hi);
-    } else if (parseRange(f, &rule.minBytes, &rule.maxBytes)) {
+      rule.maxRanks = hi > kMaxRanks ? std::numeric_limits<int>::max() : static_cast<int>(hi);
+    } else if (std::size_t lo = 0, hi = 0; parseRange(f, &lo, &hi)) {
       if (sized) {
-        *why = "two size ranges in one rule";
+        *why = "'" + std::string(f) + "': a second size range in one rule";
+        return std::nullopt;
+      }
+      if (rule.coll == Collective::kBarrier) {
+        *why = "'" + std::string(f) + "': barrier has no size (every barrier is 0 bytes)";
         return std::nullopt;
       }
       sized = true;
+      rule.minBytes = lo;
+      rule.maxBytes = hi;
     } else {
       *why = "'" + std::string(f) +
              "' is neither a size range (LO-HI with K/M/G or inf, LO < HI), np=..., nor "

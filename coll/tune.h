@@ -6,7 +6,7 @@
 //           | 'np=' range | 'np=' number       team size, half-open [lo, hi), or exactly one
 //           | '@' algorithm                    a name of the registry, or pmpi
 //   range  := size '-' size
-//   size   := digits ('K' | 'M' | 'G')? | 'inf' (K = 1024)
+//   size   := digits ('K' | 'M' | 'G')? | 'inf'     (K = 1024; letters in either case)
 //
 // e.g. allreduce:0-8K:@recursive_doubling#allreduce:8K-inf:np=3-inf:@ring#bcast:@binomial
 // The size of a call is one rank's contribution (count x type size; the per-rank block for

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstring>
 
 extern char** environ;
@@ -134,11 +135,11 @@ bool parseForced(std::string_view value, Config& config) {
 // A number followed by one of `units` (name, multiplier).
 bool parseQuantity(std::string_view text,
                    std::initializer_list<std::pair<std::string_view, double>> units, double* out) {
-  const std::string t(trim(text));
-  char* end = nullptr;
-  const double number = std::strtod(t.c_str(), &end);
-  if (end == t.c_str() || !(number > 0) || number > 1e15) return false;
-  const std::string_view unit(end);
+  const std::string_view t = trim(text);
+  double number = 0;  // from_chars: independent of the application's locale
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), number);
+  if (ec != std::errc() || !(number > 0) || number > 1e15) return false;
+  const std::string_view unit(end, static_cast<std::size_t>(t.data() + t.size() - end));
   for (const auto& [name, multiplier] : units)
     if (unit == name) {
       *out = number * multiplier;
@@ -159,13 +160,18 @@ bool parseCostModel(std::string_view value, Config& config) {
       {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
   const std::initializer_list<std::pair<std::string_view, double>> rate = {{"GB/s", 1e9},
                                                                            {"MB/s", 1e6}};
+  std::vector<std::string_view> seen;
   while (!v.empty()) {
     const std::size_t comma = v.find(',');
     const std::string_view item = trim(v.substr(0, comma));
     v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
+    if (comma != std::string_view::npos && trim(v).empty()) return false;  // trailing comma
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos) return false;
-    const std::string_view key = trim(item.substr(0, eq)), number = item.substr(eq + 1);
+    const std::string_view key = trim(item.substr(0, eq));
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) return false;  // a key twice
+    seen.push_back(key);
+    const std::string_view number = item.substr(eq + 1);
     const bool ok = key == "latency"     ? parseQuantity(number, time, &latency)
                     : key == "bandwidth" ? parseQuantity(number, rate, &bandwidth)
                     : key == "reduce"    ? parseQuantity(number, rate, &reduce)

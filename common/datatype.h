@@ -87,7 +87,7 @@ struct UserReduce {
   void (*fn)(const void* in, void* inout, std::size_t count, void* ctx) = nullptr;
   void* ctx = nullptr;
   bool commutative = true;
-  std::size_t elementBytes = 0;  // extent of one element
+  std::size_t elementBytes = 0;  // extent of one element: required (reduceInto copies elements)
 };
 
 }  // namespace overpass

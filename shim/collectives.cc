@@ -111,8 +111,10 @@ struct Reduction {
     MPI_Aint lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
     PMPI_Type_get_extent(mpiType, &lb, &extent);
     PMPI_Type_get_true_extent(mpiType, &trueLb, &trueExtent);
-    if (lb != 0 || trueLb != 0 || trueExtent != extent || extent <= 0)
-      return FallbackReason::kDerivedTypeUserOp;
+    int size = 0;
+    PMPI_Type_size(mpiType, &size);
+    if (lb != 0 || trueLb != 0 || trueExtent != extent || extent <= 0 || size != extent)
+      return FallbackReason::kDerivedTypeUserOp;  // gaps: copying whole extents would fill them
     elementBytes = static_cast<std::size_t>(extent);
     OVERPASS_DEBUG("user-defined commutative operation: applied through MPI_Reduce_local");
     userContext = {mpiType, mpiOp, extent};
@@ -263,7 +265,9 @@ struct GatherCall {
   int root;
   MPI_Comm comm;
 
-  bool valid() const { return b.sendcount >= 0 && b.recvcount >= 0; }
+  // Only the significant arguments are checked (in check(), which knows the rank): the root's
+  // send arguments are ignored in place, the receive arguments everywhere but at the root.
+  bool valid() const { return true; }
   CallShape shape() const {
     // The root's send arguments are not significant when it gathers in place.
     return blockShape(b.sendbuf == MPI_IN_PLACE ? packedBytes(b.recvcount, b.recvtype)
@@ -272,8 +276,9 @@ struct GatherCall {
   std::optional<FallbackReason> check(CommState& state) {
     if (root < 0 || root >= commSize(state)) return FallbackReason::kInvalidArgument;
     const bool isRoot = commRank(state) == root;
-    if ((isRoot && b.recvtype == MPI_DATATYPE_NULL) ||
-        (b.sendbuf != MPI_IN_PLACE && b.sendtype == MPI_DATATYPE_NULL))
+    if ((isRoot && (b.recvtype == MPI_DATATYPE_NULL || b.recvcount < 0)) ||
+        (!(isRoot && b.sendbuf == MPI_IN_PLACE) &&
+         (b.sendtype == MPI_DATATYPE_NULL || b.sendcount < 0)))
       return FallbackReason::kInvalidArgument;
     return std::nullopt;
   }
@@ -288,7 +293,8 @@ struct GatherCall {
     args.root = root;
     StagedBuffer in, out;
     if (rank == root) {
-      if (int rc = out.init(b.recvbuf, b.recvcount * size, b.recvtype, state.staging, kOutSlot);
+      if (int rc = out.init(b.recvbuf, static_cast<std::size_t>(b.recvcount) * size, b.recvtype,
+                            state.staging, kOutSlot);
           rc != MPI_SUCCESS)
         return rc;
       args.bytes = out.bytes() / size;
@@ -315,7 +321,8 @@ struct ScatterCall {
   int root;
   MPI_Comm comm;
 
-  bool valid() const { return b.sendcount >= 0 && b.recvcount >= 0; }
+  // As for gather: the significant arguments only, checked in check().
+  bool valid() const { return true; }
   CallShape shape() const {
     return blockShape(b.recvbuf == MPI_IN_PLACE ? packedBytes(b.sendcount, b.sendtype)
                                                 : packedBytes(b.recvcount, b.recvtype));
@@ -323,8 +330,9 @@ struct ScatterCall {
   std::optional<FallbackReason> check(CommState& state) {
     if (root < 0 || root >= commSize(state)) return FallbackReason::kInvalidArgument;
     const bool isRoot = commRank(state) == root;
-    if ((isRoot && b.sendtype == MPI_DATATYPE_NULL) ||
-        (b.recvbuf != MPI_IN_PLACE && b.recvtype == MPI_DATATYPE_NULL))
+    if ((isRoot && (b.sendtype == MPI_DATATYPE_NULL || b.sendcount < 0)) ||
+        (!(isRoot && b.recvbuf == MPI_IN_PLACE) &&
+         (b.recvtype == MPI_DATATYPE_NULL || b.recvcount < 0)))
       return FallbackReason::kInvalidArgument;
     return std::nullopt;
   }
@@ -339,7 +347,8 @@ struct ScatterCall {
     args.root = root;
     StagedBuffer in, out;
     if (rank == root) {
-      if (int rc = in.init(b.sendbuf, b.sendcount * size, b.sendtype, state.staging, kInSlot);
+      if (int rc = in.init(b.sendbuf, static_cast<std::size_t>(b.sendcount) * size, b.sendtype,
+                           state.staging, kInSlot);
           rc != MPI_SUCCESS)
         return rc;
       if (int rc = in.pack(); rc != MPI_SUCCESS) return rc;
@@ -377,7 +386,8 @@ struct AllgatherCall {
   int run(CommState& state, const Algorithm& algorithm) {
     const int size = commSize(state), rank = commRank(state);
     StagedBuffer in, out;
-    if (int rc = out.init(b.recvbuf, b.recvcount * size, b.recvtype, state.staging, kOutSlot);
+    if (int rc = out.init(b.recvbuf, static_cast<std::size_t>(b.recvcount) * size, b.recvtype,
+                          state.staging, kOutSlot);
         rc != MPI_SUCCESS)
       return rc;
     CollArgs args;
@@ -416,7 +426,8 @@ struct AlltoallCall {
   int run(CommState& state, const Algorithm& algorithm) {
     const int size = commSize(state);
     StagedBuffer in, out;
-    if (int rc = out.init(b.recvbuf, b.recvcount * size, b.recvtype, state.staging, kOutSlot);
+    if (int rc = out.init(b.recvbuf, static_cast<std::size_t>(b.recvcount) * size, b.recvtype,
+                          state.staging, kOutSlot);
         rc != MPI_SUCCESS)
       return rc;
     CollArgs args;
@@ -429,7 +440,8 @@ struct AlltoallCall {
       if (out.bytes()) std::memcpy(copy, out.data(), out.bytes());
       args.sendbuf = copy;
     } else {
-      if (int rc = in.init(b.sendbuf, b.sendcount * size, b.sendtype, state.staging, kInSlot);
+      if (int rc = in.init(b.sendbuf, static_cast<std::size_t>(b.sendcount) * size, b.sendtype,
+                           state.staging, kInSlot);
           rc != MPI_SUCCESS)
         return rc;
       if (int rc = in.pack(); rc != MPI_SUCCESS) return rc;

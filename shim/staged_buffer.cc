@@ -21,14 +21,15 @@ std::size_t packedBytes(int count, MPI_Datatype type) {
   return static_cast<std::size_t>(count) * static_cast<std::size_t>(size);
 }
 
-int StagedBuffer::init(const void* buf, int count, MPI_Datatype type, Scratch& staging, int slot) {
+int StagedBuffer::init(const void* buf, std::size_t count, MPI_Datatype type, Scratch& staging,
+                       int slot) {
   buf_ = const_cast<void*>(buf);
   count_ = count;
   type_ = type;
   int size = 0;
   MPI_Aint lb = 0, trueLb = 0, trueExtent = 0;
   if (int rc = PMPI_Type_size(type, &size); rc != MPI_SUCCESS) return rc;
-  bytes_ = static_cast<std::size_t>(count) * static_cast<std::size_t>(size);
+  bytes_ = count * static_cast<std::size_t>(size);
   auto known = reductionType(type);
   if (known && dataTypeCategory(*known) != TypeCategory::kPair) {
     staged_ = false;  // a dense predefined type
@@ -40,7 +41,7 @@ int StagedBuffer::init(const void* buf, int count, MPI_Datatype type, Scratch& s
   }
   data_ = staged_ ? staging.get(slot, bytes_) : buf_;
   if (staged_)
-    OVERPASS_DEBUG("non-contiguous datatype: %d element(s) staged through a %zu-byte copy", count,
+    OVERPASS_DEBUG("non-contiguous datatype: %zu element(s) staged through a %zu-byte copy", count,
                    bytes_);
   return MPI_SUCCESS;
 }
@@ -56,11 +57,11 @@ int StagedBuffer::copy(bool toStaging) const {
   if (!staged_) return MPI_SUCCESS;
   int size = 0;
   PMPI_Type_size(type_, &size);
-  const int step = chunkElements(size);
-  for (int first = 0; first < count_; first += step) {
-    const int n = std::min(step, count_ - first);
-    char* typed = static_cast<char*>(buf_) + first * extent_;
-    char* packed = static_cast<char*>(data_) + static_cast<std::size_t>(first) * size;
+  const std::size_t step = static_cast<std::size_t>(chunkElements(size));
+  for (std::size_t first = 0; first < count_; first += step) {
+    const int n = static_cast<int>(std::min(step, count_ - first));
+    char* typed = static_cast<char*>(buf_) + static_cast<MPI_Aint>(first) * extent_;
+    char* packed = static_cast<char*>(data_) + first * static_cast<std::size_t>(size);
     int position = 0;
     const int rc = toStaging
                        ? PMPI_Pack(typed, n, type_, packed, n * size, &position, MPI_COMM_SELF)

@@ -18,7 +18,7 @@ std::size_t packedBytes(int count, MPI_Datatype type);
 class StagedBuffer {
  public:
   // Returns an MPI error code.
-  int init(const void* buf, int count, MPI_Datatype type, Scratch& staging, int slot);
+  int init(const void* buf, std::size_t count, MPI_Datatype type, Scratch& staging, int slot);
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
   bool staged() const { return staged_; }
@@ -29,7 +29,7 @@ class StagedBuffer {
   int copy(bool toStaging) const;
 
   void* buf_ = nullptr;
-  int count_ = 0;
+  std::size_t count_ = 0;
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
   MPI_Aint extent_ = 0;
   void* data_ = nullptr;

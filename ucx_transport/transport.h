@@ -49,6 +49,19 @@ class Transport {
   // Completes every operation of the request and releases it.
   virtual Status wait(Request& request) = 0;
 
+  // Completes every request still in flight (null ones are skipped), also after a failure, so
+  // that an algorithm returning an error leaves nothing posted that could match a later call's
+  // messages. Returns the first failure.
+  Status waitAll(std::span<Request> requests) {
+    Status first = Status::kOk;
+    for (Request& r : requests) {
+      if (!r) continue;
+      const Status s = wait(r);
+      if (first == Status::kOk) first = s;
+    }
+    return first;
+  }
+
   // Posts every operation, then completes all of them.
   Status exchange(std::span<const P2POp> ops, int tag) {
     Request request;

@@ -48,15 +48,22 @@ Status allreduceKnomial(const CollArgs& args, Team& team) {
     for (; children < k - 1 && rank + (children + 1) * dist < size; ++children) {
       incoming[children] = static_cast<unsigned char*>(team.scratch.get(children, n));
       const P2POp op = P2POp::recv(incoming[children], n, rank + (children + 1) * dist);
-      OVERPASS_CHECK(team.transport.start({&op, 1}, tag, &requests[children]));
+      if (const Status s = team.transport.start({&op, 1}, tag, &requests[children]);
+          s != Status::kOk) {
+        team.transport.waitAll(requests);  // nothing may stay posted
+        return s;
+      }
     }
     if (children == 0) continue;
-    // The input is copied into recvbuf while the first children's partials are in flight.
-    if (partial != out) std::memcpy(out, partial, n);
-    partial = out;
+    // The first child's partial and this rank's input are combined into recvbuf in one pass;
+    // the others are reduced in as they arrive.
     for (int j = 0; j < children; ++j) {
-      OVERPASS_CHECK(team.transport.wait(requests[j]));
-      reduceLocal(incoming[j], out, args.count, args.type, args.op, args.user);
+      if (const Status s = team.transport.wait(requests[j]); s != Status::kOk) {
+        team.transport.waitAll(requests);
+        return s;
+      }
+      reduceInto(incoming[j], partial, out, args.count, args.type, args.op, args.user);
+      partial = out;
     }
   }
   if (parent >= 0) {

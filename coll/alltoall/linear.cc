@@ -42,9 +42,13 @@ Status alltoallLinear(const CollArgs& args, Team& team) {
       batch[count++] = P2POp::recv(block(out, src), n, src);
       batch[count++] = P2POp::send(block(in, dst), n, dst);
     }
-    OVERPASS_CHECK(team.transport.start({batch.data(), count}, tag, &requests[b % 2]));
-    if (b == 0) std::memcpy(block(out, rank), block(in, rank), n);
-    if (b > 0) OVERPASS_CHECK(team.transport.wait(requests[(b - 1) % 2]));
+    Status status = team.transport.start({batch.data(), count}, tag, &requests[b % 2]);
+    if (status == Status::kOk && b == 0) std::memcpy(block(out, rank), block(in, rank), n);
+    if (status == Status::kOk && b > 0) status = team.transport.wait(requests[(b - 1) % 2]);
+    if (status != Status::kOk) {
+      team.transport.waitAll(requests);  // nothing may stay posted
+      return status;
+    }
   }
   if (b > 0) OVERPASS_CHECK(team.transport.wait(requests[(b - 1) % 2]));
   if (b == 0) std::memcpy(block(out, rank), block(in, rank), n);

@@ -1,7 +1,8 @@
 // Broadcast along a binomial tree rooted at `root`.
 //
 // Steps: in ranks relative to the root (v = (rank - root) mod p), rank v receives from
-// v - lowbit(v), then sends to v + m for every power of two m below lowbit(v), largest first.
+// v - lowbit(v), then sends to v + m for every power of two m below lowbit(v), all at once
+// (largest subtree first).
 // Cost: ceil(log2 p) x (alpha + n beta).
 // Preconditions: none. Result: recvbuf on every rank.
 #include "coll/algorithms.h"
@@ -22,13 +23,14 @@ Status bcastBinomial(const CollArgs& args, Team& team) {
     }
     mask <<= 1;
   }
-  for (mask >>= 1; mask > 0; mask >>= 1) {
-    if (v + mask < size) {
-      const int child = (v + mask + args.root) % size;
-      OVERPASS_CHECK(team.transport.send(args.recvbuf, args.bytes, child, tag));
-    }
-  }
-  return Status::kOk;
+  // Every child's send in one batch: a rendezvous send to the first child does not hold up the
+  // others.
+  P2POp sends[32];
+  std::size_t count = 0;
+  for (mask >>= 1; mask > 0; mask >>= 1)
+    if (v + mask < size)
+      sends[count++] = P2POp::send(args.recvbuf, args.bytes, (v + mask + args.root) % size);
+  return count ? team.transport.exchange({sends, count}, tag) : Status::kOk;
 }
 
 }  // namespace overpass

@@ -2,7 +2,8 @@
 //
 // Steps: in ranks relative to the root (v), for m = 1, 2, 4, ...: if bit m of v is set, send the
 // partial result to v - m and stop; otherwise receive the partial of v + m (if it exists) and
-// reduce it in.
+// reduce it in. The first reduction reads the rank's input and writes the partial in one pass
+// (no copy of the input first); a leaf sends straight from its input.
 // Cost: ceil(log2 p) x (alpha + n beta + n gamma).
 // Preconditions: a commutative operation (operands are combined in tree order, not rank order).
 // Result: recvbuf at the root; other ranks' recvbuf is not touched (it may be null).
@@ -17,22 +18,28 @@ Status reduceBinomial(const CollArgs& args, Team& team) {
   const int rank = team.rank(), size = team.size();
   const int tag = static_cast<int>(args.coll);
   const bool isRoot = rank == args.root;
-  void* acc = isRoot ? args.recvbuf : team.scratch.get(0, args.bytes);
-  if (acc != args.sendbuf && args.bytes) std::memmove(acc, args.sendbuf, args.bytes);
-  if (size == 1 || args.count == 0) return Status::kOk;
-  void* incoming = team.scratch.get(1, args.bytes);
-  const int v = (rank - args.root + size) % size;
-  for (int mask = 1; mask < size; mask <<= 1) {
-    if (v & mask) {
-      const int parent = (v - mask + args.root) % size;
-      return team.transport.send(acc, args.bytes, parent, tag);
-    }
-    if (v + mask < size) {
-      const int child = (v + mask + args.root) % size;
-      OVERPASS_CHECK(team.transport.recv(incoming, args.bytes, child, tag));
-      reduceLocal(incoming, acc, args.count, args.type, args.op, args.user);
+  const void* partial = args.sendbuf;  // read-only until the first reduction
+  if (size > 1 && args.count > 0) {
+    void* own = isRoot ? args.recvbuf : nullptr;  // where this rank's partial is written
+    void* incoming = nullptr;
+    const int v = (rank - args.root + size) % size;
+    for (int mask = 1; mask < size; mask <<= 1) {
+      if (v & mask) {
+        const int parent = (v - mask + args.root) % size;
+        return team.transport.send(partial, args.bytes, parent, tag);
+      }
+      if (v + mask < size) {
+        const int child = (v + mask + args.root) % size;
+        if (!incoming) incoming = team.scratch.get(1, args.bytes);
+        if (!own) own = team.scratch.get(0, args.bytes);
+        OVERPASS_CHECK(team.transport.recv(incoming, args.bytes, child, tag));
+        reduceInto(incoming, partial, own, args.count, args.type, args.op, args.user);
+        partial = own;
+      }
     }
   }
+  if (isRoot && partial != args.recvbuf && args.bytes)
+    std::memmove(args.recvbuf, partial, args.bytes);
   return Status::kOk;
 }
 

@@ -860,8 +860,9 @@ static void check_bcast(const commcase_t *cc, const xcase_t *x, int n, int root)
     end_check();
 }
 
-/* variant 1: root passes MPI_IN_PLACE as sendbuf (sendcount 0, sendtype
- * MPI_DATATYPE_NULL: ignored), non-roots pass recvbuf = NULL */
+/* variant 1: root passes MPI_IN_PLACE as sendbuf (sendcount -1, sendtype
+ * MPI_DATATYPE_NULL: not significant), non-roots pass recvbuf = NULL, recvcount -1 and
+ * MPI_DATATYPE_NULL (not significant either) */
 static void check_gather(const commcase_t *cc, const xcase_t *x, int n, int root, int variant)
 {
     bool isroot = cc->rank == root;
@@ -886,14 +887,16 @@ static void check_gather(const commcase_t *cc, const xcase_t *x, int n, int root
         gb_clone(&rM, &rinit);
         gb_clone(&rP, &rinit);
     }
-    int scount = inplace ? 0 : n * x->s.per_unit;
+    int scount = inplace ? -1 : n * x->s.per_unit;
     MPI_Datatype stype = inplace ? MPI_DATATYPE_NULL : x->s.dt;
-    int rcount = n * x->r.per_unit;
+    bool rsig = isroot || !variant;
+    int rcount = rsig ? n * x->r.per_unit : -1;
+    MPI_Datatype rtype = rsig ? x->r.dt : MPI_DATATYPE_NULL;
 
     check_rc("PMPI", PMPI_Gather(inplace ? MPI_IN_PLACE : gb_ptr(&sP), scount, stype,
-                                 rP.base ? gb_ptr(&rP) : NULL, rcount, x->r.dt, root, cc->comm));
+                                 rP.base ? gb_ptr(&rP) : NULL, rcount, rtype, root, cc->comm));
     check_rc("MPI", MPI_Gather(inplace ? MPI_IN_PLACE : gb_ptr(&sM), scount, stype,
-                               rM.base ? gb_ptr(&rM) : NULL, rcount, x->r.dt, root, cc->comm));
+                               rM.base ? gb_ptr(&rM) : NULL, rcount, rtype, root, cc->comm));
 
     gb_check_guards(&sM, "sendbuf");
     gb_check_guards(&rM, "recvbuf");
@@ -908,8 +911,9 @@ static void check_gather(const commcase_t *cc, const xcase_t *x, int n, int root
     end_check();
 }
 
-/* variant 1: root passes MPI_IN_PLACE as recvbuf (recvcount 0, recvtype
- * MPI_DATATYPE_NULL: ignored), non-roots pass sendbuf = NULL */
+/* variant 1: root passes MPI_IN_PLACE as recvbuf (recvcount -1, recvtype
+ * MPI_DATATYPE_NULL: not significant), non-roots pass sendbuf = NULL, sendcount -1 and
+ * MPI_DATATYPE_NULL (not significant either) */
 static void check_scatter(const commcase_t *cc, const xcase_t *x, int n, int root, int variant)
 {
     bool isroot = cc->rank == root;
@@ -932,13 +936,15 @@ static void check_scatter(const commcase_t *cc, const xcase_t *x, int n, int roo
         gb_alloc(&rM, side_bytes(&x->r, (size_t)n), PREFILL);
         gb_alloc(&rP, side_bytes(&x->r, (size_t)n), PREFILL);
     }
-    int scount = n * x->s.per_unit;
-    int rcount = inplace ? 0 : n * x->r.per_unit;
+    bool ssig = isroot || !variant;
+    int scount = ssig ? n * x->s.per_unit : -1;
+    MPI_Datatype stype = ssig ? x->s.dt : MPI_DATATYPE_NULL;
+    int rcount = inplace ? -1 : n * x->r.per_unit;
     MPI_Datatype rtype = inplace ? MPI_DATATYPE_NULL : x->r.dt;
 
-    check_rc("PMPI", PMPI_Scatter(sP.base ? gb_ptr(&sP) : NULL, scount, x->s.dt,
+    check_rc("PMPI", PMPI_Scatter(sP.base ? gb_ptr(&sP) : NULL, scount, stype,
                                   inplace ? MPI_IN_PLACE : gb_ptr(&rP), rcount, rtype, root, cc->comm));
-    check_rc("MPI", MPI_Scatter(sM.base ? gb_ptr(&sM) : NULL, scount, x->s.dt,
+    check_rc("MPI", MPI_Scatter(sM.base ? gb_ptr(&sM) : NULL, scount, stype,
                                 inplace ? MPI_IN_PLACE : gb_ptr(&rM), rcount, rtype, root, cc->comm));
 
     gb_check_guards(&sM, "sendbuf");

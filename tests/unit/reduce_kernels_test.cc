@@ -175,13 +175,19 @@ TEST(ReduceKernels, UserOperationIsCalled) {
                     for (std::size_t i = 0; i < n; ++i) b[i] = a[i] * 10 + b[i];
                     ++*static_cast<int*>(ctx);
                   },
-                  nullptr, true};
+                  nullptr, true, sizeof(int)};
   int calls = 0;
   user.ctx = &calls;
   std::vector<int> a{1, 2}, b{3, 4};
   reduceLocal(a.data(), b.data(), 2, DataType::kByte, ReduceOp::kUser, &user);
   EXPECT_EQ(b, (std::vector<int>{13, 24}));
   EXPECT_EQ(calls, 1);
+  // Into a third buffer: `inout` is read, not written.
+  std::vector<int> c(2, -1);
+  reduceInto(a.data(), b.data(), c.data(), 2, DataType::kByte, ReduceOp::kUser, &user);
+  EXPECT_EQ(c, (std::vector<int>{23, 44}));
+  EXPECT_EQ(b, (std::vector<int>{13, 24}));
+  EXPECT_EQ(calls, 2);
 }
 
 }  // namespace

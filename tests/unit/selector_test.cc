@@ -63,6 +63,8 @@ TEST(Tune, ParsesRulesRangesAndTeamSizes) {
   EXPECT_EQ((*rules)[4].minBytes, 1u << 20);
   EXPECT_EQ((*rules)[4].maxBytes, 1u << 30);
   EXPECT_EQ((*rules)[4].text, "gather:1m-1G:@linear");
+  ASSERT_TRUE(parseTune("allreduce:1k-Inf:np=1K:@ring", &error)) << error;  // either case
+  EXPECT_EQ((*parseTune("allreduce:1k-Inf:np=1K:@ring", &error))[0].minRanks, 1024);
   ASSERT_TRUE(parseTune("  ", &error));
   EXPECT_TRUE(parseTune("", &error)->empty());
 }
@@ -82,9 +84,18 @@ TEST(Tune, ErrorsNameTheBadToken) {
             std::string::npos);
   EXPECT_NE(tuneError("bcast:@ring").find("not an algorithm of bcast"), std::string::npos);
   EXPECT_NE(tuneError("allreduce:0-1K").find("no @algorithm"), std::string::npos);
-  EXPECT_NE(tuneError("allreduce:@ring:@ring").find("two algorithms"), std::string::npos);
-  EXPECT_NE(tuneError("allreduce:0-1K:1K-2K:@ring").find("two size ranges"), std::string::npos);
-  EXPECT_NE(tuneError("allreduce:np=0-4:@ring").find("team sizes start at 1"), std::string::npos);
+  EXPECT_NE(tuneError("allreduce:@ring:@ring").find("'@ring': a second algorithm"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:0-1K:1K-2K:@ring").find("'1K-2K': a second size range"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:np=2:np=3:@ring").find("'np=3': a second team size"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:np=0-4:@ring").find("'np=0-4': team sizes are 1 to"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:np=2000000000:@ring").find("team sizes are 1 to"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:np=inf:@ring").find("is not a team size"), std::string::npos);
+  EXPECT_NE(tuneError("barrier:1-inf:@pmpi").find("barrier has no size"), std::string::npos);
   EXPECT_NE(tuneError("allreduce:np=x:@ring").find("'np=x' is not a team size"), std::string::npos);
   EXPECT_NE(tuneError("allreduce:@ring##bcast:@binomial").find("token 2 '': empty rule"),
             std::string::npos);
@@ -117,10 +128,23 @@ TEST(Selector, BuiltInRulesParseAndEveryCallGetsAnOverpassAlgorithm) {
 }
 
 TEST(Selector, CostModelPrefersLatencyOptimalSmallAndBandwidthOptimalLarge) {
+  const Selector s = selectorWith({});  // 16 ranks: no built-in rule, the model decides
+  EXPECT_EQ(s.select(shape(Collective::kAllreduce, 8, 16)).rule, nullptr);
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 8, 16), "recursive_doubling");
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 64u << 20, 16), "rabenseifner");
+  EXPECT_EQ(pick(s, Collective::kAllgather, 64u << 20, 13), "bruck");
+  EXPECT_EQ(pick(s, Collective::kGather, 8, 16), "binomial");
+  EXPECT_EQ(pick(s, Collective::kGather, 1u << 20, 16), "linear");
+}
+
+TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   const Selector s = selectorWith({});
-  EXPECT_EQ(pick(s, Collective::kAllreduce, 8, 4), "recursive_doubling");
-  EXPECT_NE(pick(s, Collective::kAllreduce, 64u << 20, 4), "recursive_doubling");
-  EXPECT_NE(pick(s, Collective::kAllreduce, 64u << 20, 3), "recursive_doubling");
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 8, 2), "recursive_doubling");
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 4u << 20, 2), "ring");
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 2048, 4), "knomial");
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 512u << 10, 3), "ring");
+  EXPECT_EQ(pick(s, Collective::kBcast, 8u << 20, 4), "binomial");
+  EXPECT_EQ(pick(s, Collective::kScatter, 1u << 20, 4), "linear");
 }
 
 TEST(Selector, LaterRulesWinAndForcedVariablesWinOverTune) {
@@ -171,6 +195,35 @@ TEST(Selector, InvalidVariablesAreReportedByName) {
   EXPECT_EQ(errors[0].rfind("invalid OVERPASS_TUNE: token 2 'bcast:0-x:@binomial'", 0), 0u);
   EXPECT_EQ(errors[1].rfind("invalid OVERPASS_GATHER: 'binomal' is not an algorithm of gather", 0),
             0u);
+}
+
+TEST(Selector, PmpiServesEveryCallEvenInDeterministicMode) {
+  const Selector s = selectorWith({{"OVERPASS_ALLREDUCE", "pmpi"}});
+  CallShape call = shape(Collective::kAllreduce, 4096, 4, 8);
+  call.ordered = true;
+  EXPECT_TRUE(s.select(call).algorithm->isPmpi());
+}
+
+TEST(Selector, RankOrderRootIsBoundedToKeepRankZerosScratchSmall) {
+  const Selector s = selectorWith({{"OVERPASS_ALLREDUCE", "rank_order_root"}});
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 4096, 4), "rank_order_root");
+  EXPECT_NE(pick(s, Collective::kAllreduce, std::size_t{1} << 30, 4), "rank_order_root");
+}
+
+TEST(CostModel, ParsesUnitsKeepsUnnamedDefaultsAndRejectsMalformedValues) {
+  const Config defaults = configWith({});
+  EXPECT_DOUBLE_EQ(defaults.costLatency, 2e-6);
+  EXPECT_DOUBLE_EQ(defaults.costBandwidth, 6e9);
+  EXPECT_DOUBLE_EQ(defaults.costReduceBandwidth, 8e9);
+  const Config c = configWith({{"OVERPASS_COST_MODEL", "latency=1.5us, bandwidth=500MB/s"}});
+  EXPECT_DOUBLE_EQ(c.costLatency, 1.5e-6);
+  EXPECT_DOUBLE_EQ(c.costBandwidth, 5e8);
+  EXPECT_DOUBLE_EQ(c.costReduceBandwidth, 8e9);
+  for (const char* bad : {"latency=2", "latency=-1us", "speed=1GB/s", "latency=1us,",
+                          "latency=1us,latency=2us", "bandwidth=1,5GB/s", "latency"}) {
+    const ParsedConfig parsed = parseConfig({{"OVERPASS_COST_MODEL", bad}});
+    EXPECT_EQ(parsed.errors.size(), 1u) << bad;
+  }
 }
 
 TEST(SelectionCache, RemembersPerShapeAndTellsShapesApart) {
