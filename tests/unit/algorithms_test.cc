@@ -350,6 +350,61 @@ TEST(Reductions, RankOrderAlgorithmsGiveTheSerialLeftToRightBits) {
   }
 }
 
+// Data movement at ~1M elements (4 MiB blocks for bcast; 1M in total for the block
+// collectives), where pipelines chunk and trees forward big subtrees: every algorithm, p = 3, 4.
+TEST(DataMovement, EveryAlgorithmOnAMillionElements) {
+  const std::size_t total = (1u << 20) + 5;
+  for (const Algorithm& alg : algorithms()) {
+    if (alg.isPmpi() || isReduction(alg.coll) || alg.coll == Collective::kBarrier) continue;
+    for (int p : {3, 4}) {
+      const int root = p - 1;
+      const std::size_t n = alg.coll == Collective::kBcast ? total : total / p;  // block
+      const std::size_t bytes = n * sizeof(std::int32_t);
+      std::vector<std::vector<std::int32_t>> inputs(p);
+      for (int r = 0; r < p; ++r)
+        inputs[r] = data(
+            r, alg.coll == Collective::kScatter || alg.coll == Collective::kAlltoall ? n * p : n,
+            3);
+      runTeam(p, [&](Team& team) {
+        const int me = team.rank();
+        std::vector<std::int32_t> out(alg.coll == Collective::kBcast ? n : n * p, -7);
+        CollArgs a;
+        a.coll = alg.coll;
+        a.bytes = bytes;
+        a.root = root;
+        a.sendbuf = inputs[me].data();
+        a.recvbuf = out.data();
+        if (alg.coll == Collective::kBcast) {
+          if (me == root) out = inputs[root];
+        }
+        if (alg.coll == Collective::kScatter) out.resize(n);
+        ASSERT_EQ(alg.run(a, team), Status::kOk);
+        std::vector<std::int32_t> expected;
+        switch (alg.coll) {
+          case Collective::kBcast:
+            expected = inputs[root];
+            break;
+          case Collective::kScatter:
+            expected.assign(inputs[root].begin() + me * n, inputs[root].begin() + (me + 1) * n);
+            break;
+          case Collective::kAlltoall:
+            for (int r = 0; r < p; ++r)
+              expected.insert(expected.end(), inputs[r].begin() + me * n,
+                              inputs[r].begin() + (me + 1) * n);
+            break;
+          default:  // gather (checked at the root), allgather
+            for (int r = 0; r < p; ++r)
+              expected.insert(expected.end(), inputs[r].begin(), inputs[r].end());
+        }
+        if (alg.coll != Collective::kGather || me == root) {
+          EXPECT_TRUE(out == expected)
+              << collectiveName(alg.coll) << " " << alg.name << " p=" << p << " rank " << me;
+        }
+      });
+    }
+  }
+}
+
 OVERPASS_ALGORITHM_SUITE(Bcast, Collective::kBcast);
 TEST_P(Bcast, EveryRankGetsTheRootsData) {
   for (int p : kSizes)
