@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "coll/binomial_tree.h"
 
 namespace overpass {
 
@@ -27,13 +28,9 @@ Status gatherBinomial(const CollArgs& args, Team& team) {
   const int tag = static_cast<int>(args.coll);
   const std::size_t n = args.bytes;
   if (n == 0) return Status::kOk;
-  const int v = (rank - args.root + size) % size;
-  auto absolute = [&](int u) { return (u + args.root) % size; };
-  int mask = 1;
-  while (mask < size && !(v & mask)) mask <<= 1;
-  // This rank's subtree: relative ranks v .. v + span - 1.
-  const int span = std::min(mask, size - v);
-  const int parent = v == 0 ? rank : absolute(v - mask);
+  const BinomialSubtree tree(rank, args.root, size);
+  const int v = tree.v, mask = tree.mask, span = tree.span;
+  const int parent = v == 0 ? rank : tree.parent();
   if (v != 0 && span == 1) return team.transport.send(args.sendbuf, n, parent, tag);
 
   // Where the blocks of the subtree go: recvbuf in rank order at the root, scratch in relative
@@ -43,13 +40,13 @@ Status gatherBinomial(const CollArgs& args, Team& team) {
   std::vector<P2POp> ops;
   ops.reserve(33);  // a receive per tree level, one more for a subtree that wraps
   for (int m = 1; m < mask && v + m < size; m <<= 1) {
-    const int child = absolute(v + m), count = std::min(2 * m, span) - m;
+    const int child = tree.absolute(v + m), count = std::min(2 * m, span) - m;
     if (v != 0) {
       ops.push_back(P2POp::recv(blocks + m * n, count * n, child));
       continue;
     }
     // Team ranks child .. child + count - 1, mod p.
-    const int head = std::min(count, size - child);
+    const int head = tree.beforeWrap(v + m, count);
     ops.push_back(P2POp::recv(blocks + static_cast<std::size_t>(child) * n, head * n, child));
     if (head < count)
       ops.push_back(P2POp::recv(blocks, static_cast<std::size_t>(count - head) * n, child));
@@ -61,7 +58,7 @@ Status gatherBinomial(const CollArgs& args, Team& team) {
   if (v == 0) return Status::kOk;
 
   // A child of the root whose subtree wraps past team rank p - 1 sends it in two messages.
-  const int head = v == mask ? std::min(span, size - rank) : span;
+  const int head = v == mask ? tree.beforeWrap(v, span) : span;
   const P2POp out[2] = {
       P2POp::send(blocks, head * n, parent),
       P2POp::send(blocks + head * n, static_cast<std::size_t>(span - head) * n, parent)};

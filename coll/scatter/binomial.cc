@@ -8,8 +8,8 @@
 // in flight. The root sends from sendbuf, which is in rank order: the one subtree whose ranks
 // wrap past p - 1 goes as two messages of one batch (no rotated copy of the whole buffer).
 // Cost: ceil(log2 p) alpha + (p - 1) n beta (the root sends (p - 1) n bytes, a halving sequence
-// of subtrees), n = one block; plus the
-// forwarding of the largest subtree (p/2 blocks) on the critical path: ~(p - 1 + p/2) n beta.
+// of subtrees), n = one block; plus the forwarding of the largest subtree (p/2 blocks) on the
+// critical path: ~(p - 1 + p/2) n beta.
 // Measured at np 4 (docs/PERFORMANCE.md): slower than linear once a block is a few KiB.
 // Preconditions: none. Uses scratch slot 0 (subtree blocks of intermediate ranks).
 // Result: block i of the root's sendbuf in recvbuf of rank i (in place at the root: recvbuf is
@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
+#include "coll/binomial_tree.h"
 
 namespace overpass {
 
@@ -26,21 +27,16 @@ Status scatterBinomial(const CollArgs& args, Team& team) {
   const int tag = static_cast<int>(args.coll);
   const std::size_t n = args.bytes;
   if (n == 0) return Status::kOk;
-  const int v = (rank - args.root + size) % size;
-  auto absolute = [&](int u) { return (u + args.root) % size; };
-  int mask = 1;
-  while (mask < size && !(v & mask)) mask <<= 1;
-  // This rank's subtree: relative ranks v .. v + span - 1, blocks at `blocks` in that order.
-  const int span = std::min(mask, size - v);
+  const BinomialSubtree tree(rank, args.root, size);
 
-  if (v == 0) {
+  if (tree.v == 0) {
     const auto* in = static_cast<const unsigned char*>(args.sendbuf);
     const void* own = in + static_cast<std::size_t>(rank) * n;
     bool copied = own == args.recvbuf;
-    for (int m = mask >> 1; m > 0; m >>= 1) {
-      // Relative ranks m .. end - 1 are team ranks first .. first + count - 1, mod p.
-      const int first = absolute(m), count = std::min(2 * m, size) - m;
-      const int head = std::min(count, size - first);
+    for (int m = tree.mask >> 1; m > 0; m >>= 1) {
+      // Relative ranks m .. m + count - 1 are team ranks first .. first + count - 1, mod p.
+      const int first = tree.absolute(m), count = std::min(2 * m, size) - m;
+      const int head = tree.beforeWrap(m, count);
       const P2POp ops[2] = {P2POp::send(in + static_cast<std::size_t>(first) * n, head * n, first),
                             P2POp::send(in, static_cast<std::size_t>(count - head) * n, first)};
       Transport::Request request;
@@ -53,21 +49,21 @@ Status scatterBinomial(const CollArgs& args, Team& team) {
     return Status::kOk;
   }
 
-  const int parent = absolute(v - mask);
+  const int span = tree.span, parent = tree.parent();
   if (span == 1) return team.transport.recv(args.recvbuf, n, parent, tag);
   auto* blocks = static_cast<unsigned char*>(team.scratch.get(0, span * n));
   // A child of the root whose subtree wraps past team rank p - 1 gets it in two messages.
-  const int head = v == mask ? std::min(span, size - rank) : span;
+  const int head = tree.v == tree.mask ? tree.beforeWrap(tree.v, span) : span;
   const P2POp in[2] = {
       P2POp::recv(blocks, head * n, parent),
       P2POp::recv(blocks + head * n, static_cast<std::size_t>(span - head) * n, parent)};
   OVERPASS_CHECK(team.transport.exchange({in, head < span ? 2u : 1u}, tag));
   bool copied = false;
-  for (int m = mask >> 1; m > 0; m >>= 1) {
-    if (v + m >= size) continue;
+  for (int m = tree.mask >> 1; m > 0; m >>= 1) {
+    if (tree.v + m >= size) continue;
     const int end = std::min(2 * m, span);
     Transport::Request request;
-    const P2POp out = P2POp::send(blocks + m * n, (end - m) * n, absolute(v + m));
+    const P2POp out = P2POp::send(blocks + m * n, (end - m) * n, tree.absolute(tree.v + m));
     OVERPASS_CHECK(team.transport.start({&out, 1}, tag, &request));
     if (!copied) std::memcpy(args.recvbuf, blocks, n);
     copied = true;
