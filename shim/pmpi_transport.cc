@@ -22,6 +22,21 @@ namespace {
 
 struct PmpiBatch final : Transport::Batch {
   std::vector<MPI_Request> requests;
+  std::vector<bool> receives;  // per request
+
+  // Dropped with requests still posted (an algorithm's error path): receives are cancelled, so
+  // that they cannot match a later call's messages; sends are released to complete on their own.
+  ~PmpiBatch() override {
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i] == MPI_REQUEST_NULL) continue;
+      if (receives[i]) {
+        PMPI_Cancel(&requests[i]);
+        PMPI_Wait(&requests[i], MPI_STATUS_IGNORE);
+      } else {
+        PMPI_Request_free(&requests[i]);
+      }
+    }
+  }
 };
 
 }  // namespace
@@ -38,6 +53,7 @@ Status PmpiTransport::fail(int rc, const char* what) {
 Status PmpiTransport::start(std::span<const P2POp> ops, int tag, Request* request) {
   auto batch = std::make_unique<PmpiBatch>();
   batch->requests.reserve(ops.size());
+  batch->receives.reserve(ops.size());
   for (const P2POp& op : ops) {
     auto* p = static_cast<unsigned char*>(op.buf);
     std::size_t left = op.bytes;
@@ -53,6 +69,7 @@ Status PmpiTransport::start(std::span<const P2POp> ops, int tag, Request* reques
         return fail(rc, "post");
       }
       batch->requests.push_back(r);
+      batch->receives.push_back(op.kind == P2POp::Kind::kRecv);
       p += n;
       left -= n;
     } while (left > 0);
