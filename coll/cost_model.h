@@ -25,6 +25,7 @@ struct CallShape {
   std::size_t count = 0;  // elements of a reduction (bytes for the other collectives)
   int teamSize = 1;
   bool ordered = false;  // deterministic mode on an order-sensitive reduction: rank order only
+  std::size_t shmBuffer = 0;  // bytes of each rank's shared-memory buffer (0: no channel)
 };
 
 // Helpers for the cost formulas of the registry.

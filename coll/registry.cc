@@ -1,5 +1,6 @@
 #include "coll/registry.h"
 
+#include <algorithm>
 #include <array>
 
 #include "coll/algorithms.h"
@@ -21,6 +22,23 @@ using enum Collective;
 constexpr double pOf(const CallShape& c) {
   return c.teamSize;
 }
+// The shm algorithms serve teams that share a channel (one node); those that put p chunks in one
+// buffer need room for p chunks of the largest element (64 bytes).
+constexpr bool onOneNode(const CallShape& c) {
+  return c.shmBuffer > 0;
+}
+constexpr bool onOneNodeWithRoomForP(const CallShape& c) {
+  return c.shmBuffer >= static_cast<std::size_t>(c.teamSize) * 64;
+}
+// Shared-memory cost: a round (flag write, p flag reads) is far cheaper than a message; the
+// bytes are copies (and reductions) in memory. `rounds` and `bytes` per call.
+constexpr double shmCost(const CostModel& m, double rounds, double bytes) {
+  return rounds * m.alpha / 8 + bytes * m.gamma;
+}
+constexpr double chunks(const CallShape& c, double bytes) {
+  return c.shmBuffer ? std::max(1.0, bytes / static_cast<double>(c.shmBuffer)) : 1;
+}
+
 // allreduce rank_order_root keeps p vectors at rank 0; above this it does not serve.
 constexpr std::size_t kRankOrderRootLimit = std::size_t{64} << 20;
 
@@ -94,6 +112,14 @@ constexpr std::array kAlgorithms = {
                 return c.bytes * static_cast<std::size_t>(c.teamSize) <= kRankOrderRootLimit;
               },
               true},
+    Algorithm{kAllreduce, "shm",
+              "node shared memory: copy in, each rank reduces its slice of all in rank order, "
+              "copy out; 2 rounds per buffer-sized chunk",
+              allreduceShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, 2 * chunks(c, c.bytes), 3.0 * c.bytes);
+              },
+              onOneNode, true},
     // ---- bcast ----
     OVERPASS_PMPI(kBcast),
     Algorithm{kBcast, "binomial", "binomial tree from the root", bcastBinomial,
@@ -118,6 +144,12 @@ constexpr std::array kAlgorithms = {
                 return steps * (m.alpha + chunk * m.beta);
               },
               [](const CallShape& c) { return c.bytes >= 2 * kBcastChainChunk; }},
+    Algorithm{kBcast, "shm", "node shared memory: the root copies in, every rank copies out",
+              bcastShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, chunks(c, c.bytes), 2.0 * c.bytes);
+              },
+              onOneNode},
     // ---- scatter ----
     OVERPASS_PMPI(kScatter),
     Algorithm{kScatter, "linear", "the root sends each rank its block", scatterLinear,
@@ -132,6 +164,12 @@ constexpr std::array kAlgorithms = {
                 return ceilLog2(c.teamSize) * m.alpha +
                        (pOf(c) - 1 + c.teamSize / 2) * c.bytes * m.beta;
               }},
+    Algorithm{kScatter, "shm", "node shared memory: the root copies every block in",
+              scatterShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, chunks(c, c.bytes * c.teamSize), 2.0 * c.bytes * c.teamSize);
+              },
+              onOneNodeWithRoomForP},
     // ---- gather ----
     OVERPASS_PMPI(kGather),
     Algorithm{kGather, "linear", "every rank sends its block to the root", gatherLinear,
@@ -146,6 +184,12 @@ constexpr std::array kAlgorithms = {
                 return ceilLog2(c.teamSize) * m.alpha +
                        (pOf(c) - 1 + c.teamSize / 2) * c.bytes * m.beta;
               }},
+    Algorithm{kGather, "shm", "node shared memory: every rank copies in, the root copies out",
+              gatherShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, chunks(c, c.bytes), 2.0 * c.bytes * c.teamSize);
+              },
+              onOneNode},
     // ---- alltoall ----
     OVERPASS_PMPI(kAlltoall),
     Algorithm{kAlltoall, "pairwise", "p-1 exchange steps, step s pairs rank r with r+s and r-s",
@@ -168,6 +212,13 @@ constexpr std::array kAlgorithms = {
                     (c.teamSize - 1 + kAlltoallLinearBatch - 1) / kAlltoallLinearBatch;
                 return batches * m.alpha + (pOf(c) - 1) * c.bytes * m.beta;
               }},
+    Algorithm{kAlltoall, "shm",
+              "node shared memory: every rank copies its p blocks in and its p blocks out",
+              alltoallShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, chunks(c, c.bytes * c.teamSize), 2.0 * c.bytes * c.teamSize);
+              },
+              onOneNodeWithRoomForP},
     // ---- reduce ----
     OVERPASS_PMPI(kReduce),
     Algorithm{kReduce, "binomial", "binomial tree towards the root (commutative operations)",
@@ -193,6 +244,13 @@ constexpr std::array kAlgorithms = {
                 return 2 * (p - 1) * m.alpha + 2 * share * m.beta + share * m.gamma;
               },
               nullptr, true},
+    Algorithm{kReduce, "shm",
+              "node shared memory: as the shm allreduce, only the root copies out",
+              reduceShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, 2 * chunks(c, c.bytes), 2.0 * c.bytes);
+              },
+              onOneNode, true},
     // ---- allgather ----
     OVERPASS_PMPI(kAllgather),
     Algorithm{kAllgather, "ring", "p-1 steps around a ring, one block per step", allgatherRing,
@@ -211,6 +269,12 @@ constexpr std::array kAlgorithms = {
               [](const CallShape& c, const CostModel& m) {
                 return ceilLog2(c.teamSize) * m.alpha + (pOf(c) - 1) * c.bytes * m.beta;
               }},
+    Algorithm{kAllgather, "shm", "node shared memory: every rank copies in, every rank copies all out",
+              allgatherShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, chunks(c, c.bytes), 1.0 * c.bytes * (c.teamSize + 1));
+              },
+              onOneNode},
     // ---- reduce_scatter_block ----
     OVERPASS_PMPI(kReduceScatterBlock),
     Algorithm{kReduceScatterBlock, "ring",
@@ -238,12 +302,22 @@ constexpr std::array kAlgorithms = {
                 return (pOf(c) - 1) * (m.alpha + c.bytes * (m.beta + m.gamma));
               },
               nullptr, true},
+    Algorithm{kReduceScatterBlock, "shm",
+              "node shared memory: every rank copies its p blocks in and reduces its own block of "
+              "all in rank order",
+              reduceScatterBlockShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, chunks(c, c.bytes * c.teamSize), 2.0 * c.bytes * c.teamSize);
+              },
+              onOneNodeWithRoomForP, true},
     // ---- barrier ----
     OVERPASS_PMPI(kBarrier),
     Algorithm{
         kBarrier, "dissemination", "ceil(log2(p)) rounds of zero-byte messages",
         barrierDissemination,
         [](const CallShape& c, const CostModel& m) { return ceilLog2(c.teamSize) * m.alpha; }},
+    Algorithm{kBarrier, "shm", "node shared memory: one round of flags", barrierShm,
+              [](const CallShape&, const CostModel& m) { return shmCost(m, 1, 0); }, onOneNode},
 };
 static_assert(kAlgorithms.size() <= kMaxAlgorithms);
 

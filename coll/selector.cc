@@ -19,7 +19,18 @@ const std::string_view kDefaultTune =
     "#bcast:np=2-5:@binomial#reduce:np=2-5:@binomial"
     // Linear gather/scatter: the root is the bottleneck either way; binomial trees add a
     // forwarding hop (np 4, 128 KiB scatter: linear 12.5 us vs binomial 28.8).
-    "#gather:np=2-5:@linear#scatter:np=2-5:@linear";
+    "#gather:np=2-5:@linear#scatter:np=2-5:@linear"
+    // The node's shared memory (rules that apply only where the team shares one node; the ones
+    // above decide elsewhere), where it was measured faster (docs/PERFORMANCE.md, "Node shared
+    // memory"): everywhere for allreduce at np 3-4 (2 MiB: 1.7 ms vs 2.4); small and very large
+    // vectors at np 2; rooted collectives small at np 2 (a one-round flag exchange) and bcast,
+    // reduce, allgather and reduce_scatter_block large at np 4. Small rooted collectives at np 4
+    // stay on point-to-point: every shm round needs all 4 ranks scheduled on 2 cores (~9 us).
+    "#allreduce:0-16K:np=2:@shm#allreduce:4M-inf:np=2:@shm#allreduce:np=3-5:@shm"
+    "#bcast:0-16K:np=2:@shm#bcast:4M-inf:np=2:@shm#bcast:4K-inf:np=3-5:@shm"
+    "#reduce:0-8K:np=2:@shm#reduce:2M-inf:np=2-5:@shm"
+    "#gather:0-8K:np=2:@shm#scatter:0-8K:np=2:@shm"
+    "#allgather:64K-inf:np=3-5:@shm#reduce_scatter_block:64K-inf:np=3-5:@shm";
 
 std::optional<Selector> Selector::create(const Config& config, std::vector<std::string>* errors) {
   Selector s;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "shm/channel.h"
 #include "ucx_transport/transport.h"
 
 namespace overpass {
@@ -35,6 +36,7 @@ class Scratch {
 struct Team {
   Transport& transport;
   Scratch& scratch;
+  ShmChannel* shm = nullptr;  // the team's shared-memory channel, when it shares one node
   int rank() const { return transport.rank(); }
   int size() const { return transport.size(); }
 };

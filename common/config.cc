@@ -115,6 +115,23 @@ bool parseRndvThresh(std::string_view value, Config& config) {
   return true;
 }
 
+bool parseShmBuffer(std::string_view value, Config& config) {
+  const std::string v = lower(trim(value));
+  const std::size_t digits = v.find_first_not_of("0123456789");
+  if (v.empty() || digits == 0 || v.size() > 9) return false;
+  std::size_t bytes = std::stoul(v.substr(0, digits));
+  const std::string unit = digits == std::string::npos ? "" : v.substr(digits);
+  if (unit == "k")
+    bytes <<= 10;
+  else if (unit == "m")
+    bytes <<= 20;
+  else if (!unit.empty())
+    return false;
+  if (bytes != 0 && (bytes < 4096 || bytes > (std::size_t{64} << 20))) return false;
+  config.shmBuffer = bytes;
+  return true;
+}
+
 bool parseDeterministic(std::string_view value, Config& config) {
   const int b = parseBoolText(value);
   config.deterministic = b == 1;
@@ -239,6 +256,11 @@ constexpr std::array kVars = {
               "Message size from which Overpass's UCX context switches to zero-copy rendezvous; "
               "the application's own UCX settings are not changed.",
               false, parseRndvThresh},
+    ConfigVar{"OVERPASS_SHM_BUFFER", "128K", "0 (off) or a size from 4K to 64M (K, M suffixes)",
+              "Bytes per rank and round of the node shared-memory engine (each rank of a "
+              "single-node communicator maps two such buffers per rank); 0 turns the engine "
+              "off.",
+              true, parseShmBuffer},
     ConfigVar{"OVERPASS_TUNE", "", "rules collective[:LO-HI][:np=LO-HI]:@algorithm joined by #",
               "Algorithm selection rules, e.g. allreduce:0-8K:@recursive_doubling#bcast:@binomial "
               "(docs/TUNING.md). Later rules win; calls no rule covers are decided by the "

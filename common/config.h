@@ -33,6 +33,7 @@ struct Config {
   TransportKind transport = TransportKind::kPmpi;
   double timeoutSeconds = 0;                        // 0: no timeout
   std::string ucxRndvThresh;                        // "" : UCX's default
+  std::size_t shmBuffer = 0;  // bytes per rank and round of the shared-memory engine; 0: off
   std::string tune;                                 // OVERPASS_TUNE rules (coll/tune.h)
   std::array<std::string, kNumCollectives> forced;  // OVERPASS_<COLLECTIVE>: an algorithm name
   bool deterministic = false;

@@ -1,7 +1,11 @@
 #include "shim/comm_state.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,12 +36,21 @@ std::vector<int> worldRanks(MPI_Comm comm) {
 std::vector<CommState*> gLive;  // states whose MPI resources are not yet freed
 
 std::set<std::uint32_t> gUcxIds;  // UCX communicator ids in use in this process
+
+// Shared-memory arenas mapped by this process; beyond the limit, communicators go without (an
+// application with thousands of communicators must not fill /dev/shm).
+int gArenas = 0;
+constexpr int kMaxArenas = 64;
+unsigned gArenaCounter = 0;
 std::uint32_t gNextUcxId = 1;
 
 void releaseLocked(CommState* state) {
   if (state->released) return;
   state->released = true;
   state->transport.reset();
+  state->shm.reset();
+  if (state->arena) --gArenas;
+  state->arena.reset();
   gUcxIds.erase(state->ucxCommId);
   if (state->dup != MPI_COMM_NULL) PMPI_Comm_free(&state->dup);
   gLive.erase(std::remove(gLive.begin(), gLive.end(), state), gLive.end());
@@ -78,6 +91,58 @@ std::uint32_t agreeUcxCommId(MPI_Comm dup) {
     if (!taken) gUcxIds.erase(id);
     proposal = gNextUcxId++;
   }
+}
+
+// The node's shared-memory channel for a communicator whose ranks share one node: rank 0 creates
+// the segment under a name unique to this job, the others attach, every rank reports success,
+// and rank 0 unlinks the name at once (nothing is left in /dev/shm however the job ends). Any
+// failure anywhere leaves every rank without the channel.
+void setUpShm(CommState& state, int rank, int size) {
+  const std::size_t buffer = runtime().config.shmBuffer;
+  if (buffer == 0 || size < 2 || !state.topology.singleNode()) return;
+  char name[96] = "";
+  std::string why;
+  int created = 0;
+  if (rank == 0) {
+    std::lock_guard lock(gMutex);
+    if (gArenas < kMaxArenas) {
+      std::random_device random;
+      std::snprintf(name, sizeof name, "/overpass-%ld-%u-%08x", static_cast<long>(getpid()),
+                    gArenaCounter++, random());
+      state.arena = ShmArena::create(name, size, buffer, &why);
+      created = state.arena != nullptr;
+      gArenas += created;
+    } else {
+      why = "too many communicators with shared memory in this process";
+    }
+  }
+  PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, state.dup);
+  PMPI_Bcast(&created, 1, MPI_INT, 0, state.dup);
+  if (rank != 0 && created) {
+    std::lock_guard lock(gMutex);
+    if (gArenas < kMaxArenas) {
+      state.arena = ShmArena::attach(name, &why);
+      if (state.arena && state.arena->ranks() != size) {
+        why = "the segment was made for another communicator";
+        state.arena.reset();
+      }
+      gArenas += state.arena != nullptr;
+    } else {
+      why = "too many communicators with shared memory in this process";
+    }
+  }
+  int mine = state.arena != nullptr, all = 0;
+  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, state.dup);
+  if (rank == 0 && created) ShmArena::unlink(name);
+  if (!all) {
+    if (!why.empty()) OVERPASS_DEBUG("no shared memory for this communicator: %s", why.c_str());
+    std::lock_guard lock(gMutex);
+    gArenas -= state.arena != nullptr;
+    state.arena.reset();
+    return;
+  }
+  state.shm = std::make_unique<ShmChannel>(*state.arena, rank, runtime().config.timeoutSeconds,
+                                           static_cast<long>(getpid()));
 }
 
 // Which transport serves each level of the communicator, for the info log.
@@ -137,9 +202,11 @@ CommState* commState(MPI_Comm comm, int* error) {
     } else {
       state->transport = std::make_unique<PmpiTransport>(state->dup);
     }
+    setUpShm(*state, rank, static_cast<int>(world.size()));
     if (logEnabled(LogLevel::kInfo))
-      OVERPASS_INFO("communicator of %zu ranks: %s", world.size(),
-                    describeTransport(*state, world, rank).c_str());
+      OVERPASS_INFO("communicator of %zu ranks: %s%s", world.size(),
+                    describeTransport(*state, world, rank).c_str(),
+                    state->shm ? "; node shared memory" : "");
   }
   *error = PMPI_Comm_set_attr(comm, runtime().commKeyval, state.get());
   if (*error != MPI_SUCCESS) {

@@ -12,6 +12,8 @@
 #include "coll/selector.h"
 #include "coll/team.h"
 #include "shim/pmpi_transport.h"
+#include "shm/arena.h"
+#include "shm/channel.h"
 #include "topo/topology.h"
 
 namespace overpass::shim {
@@ -25,9 +27,11 @@ struct CommState {
   Topology topology;  // derived from the job's topology by rank translation, no communication
   Scratch scratch;    // for the algorithms
   Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
-  SelectionCache selections;  // memoised selector decisions
+  SelectionCache selections;        // memoised selector decisions
+  std::unique_ptr<ShmArena> arena;  // the node's shared memory, for single-node communicators
+  std::unique_ptr<ShmChannel> shm;  // this rank's end of it (null: no shared-memory engine)
 
-  Team team() { return Team{*transport, scratch}; }
+  Team team() { return Team{*transport, scratch, shm.get()}; }
 };
 
 // The state of `comm`, created if needed (a collective call on `comm`: every rank of `comm` must

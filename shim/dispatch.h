@@ -80,6 +80,7 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   shape.coll = coll;
   shape.teamSize = size;
   shape.ordered = shape.ordered && rt.config.deterministic;
+  shape.shmBuffer = state && state->shm ? state->shm->bufferBytes() : 0;
   const Algorithm* algorithm = nullptr;
   if (!reason) {
     algorithm = &state->selections.get(shape, [&](const CallShape& s) -> const Algorithm& {

@@ -3,7 +3,8 @@
 // `overpass-info --markdown` prints the variables as the table README.md carries (a test keeps
 // the two equal); `overpass-info --topology` probes this process with hwloc and prints what it
 // found, in the JSON form of OVERPASS_TOPO_DUMP (one rank); `overpass-info --selection NP` prints
-// the effective selection table for a team of NP ranks under this environment's rules.
+// the effective selection table for a team of NP ranks under this environment's rules, on one
+// node (the default: the shared-memory engine available) or spread over nodes.
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -40,11 +41,13 @@ void printMarkdown() {
 
 // Which algorithm serves each size range, evaluated at 0, every power of two and every rule
 // bound (the cost model can only change its choice between those points in rare cases).
-void printSelection(const Selector& selector, int ranks, bool deterministic) {
+void printSelection(const Selector& selector, int ranks, bool deterministic,
+                    std::size_t shmBuffer) {
   std::printf(
-      "# Selection for %d ranks%s (size = one rank's contribution in bytes; reductions "
-      "of 4-byte floating-point elements)\n",
-      ranks, deterministic ? ", deterministic mode" : "");
+      "# Selection for %d ranks %s%s (size = one rank's contribution in bytes; "
+      "reductions of 4-byte floating-point elements)\n",
+      ranks, shmBuffer ? "on one node" : "on several nodes (or no shared memory)",
+      deterministic ? ", deterministic mode" : "");
   std::printf("# %-20s %-12s %-22s %s\n", "collective", "sizes", "algorithm", "decided by");
   for (std::size_t c = 0; c < kNumCollectives; ++c) {
     const auto coll = static_cast<Collective>(c);
@@ -60,6 +63,7 @@ void printSelection(const Selector& selector, int ranks, bool deterministic) {
       shape.bytes = bytes;
       shape.count = isReduction(coll) ? bytes / 4 : bytes;
       shape.teamSize = ranks;
+      shape.shmBuffer = shmBuffer;
       shape.ordered = deterministic && isReduction(coll);
       const Selection s = selector.select(shape);
       return std::string(s.algorithm->name) + "\t" +
@@ -99,15 +103,20 @@ int main(int argc, char** argv) {
   }
   ParsedConfig parsed = parseConfig(processEnvironment());
   const std::optional<Selector> selector = Selector::create(parsed.config, &parsed.errors);
-  if (argc == 3 && std::string(argv[1]) == "--selection") {
+  if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--selection") {
     const int ranks = std::atoi(argv[2]);
+    const bool spread = argc == 4 && std::string(argv[3]) == "spread";
     for (const std::string& e : parsed.errors) std::fprintf(stderr, "error: %s\n", e.c_str());
-    if (!selector || ranks < 1) return 1;
-    printSelection(*selector, ranks, parsed.config.deterministic);
+    if (!selector || ranks < 1 || (argc == 4 && !spread && std::string(argv[3]) != "one-node"))
+      return 1;
+    printSelection(*selector, ranks, parsed.config.deterministic,
+                   spread || ranks < 2 ? 0 : parsed.config.shmBuffer);
     return 0;
   }
   if (argc > 1) {
-    std::fprintf(stderr, "usage: overpass-info [--markdown | --topology | --selection NP]\n");
+    std::fprintf(stderr,
+                 "usage: overpass-info [--markdown | --topology | --selection NP "
+                 "[one-node|spread]]\n");
     return 2;
   }
   std::printf("# Overpass variables (current value from this environment)\n");

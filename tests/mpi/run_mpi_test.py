@@ -39,6 +39,9 @@ def main():
                         "collective (modulo their number; the list from overpass-info --info); "
                         "each must serve calls, or the debug log must say why it could not")
     p.add_argument("--info", help="the overpass-info program, for --force-round")
+    p.add_argument("--no-shm-leftovers", action="store_true",
+                   help="after the job, no /dev/shm/overpass-PID-* may exist, PID from the "
+                        "program's 'rank 0 pid PID' line")
     p.add_argument("--timeout", type=int, default=240)
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args()
@@ -87,6 +90,14 @@ def main():
             failures.append("the job was expected to fail but exited 0")
         if not a.expect_fail and not a.any_exit and run.returncode != 0:
             failures.append(f"exit status {run.returncode}")
+        if a.no_shm_leftovers:
+            m = re.search(r"rank 0 pid (\d+)", run.stdout)
+            if not m:
+                failures.append("no 'rank 0 pid' line in the output")
+            else:
+                left = [f for f in os.listdir("/dev/shm") if f.startswith(f"overpass-{m[1]}-")]
+                if left:
+                    failures.append(f"shared-memory segments left behind: {left}")
         for pattern in a.expect_output:
             if not re.search(pattern, run.stdout):
                 failures.append(f"output lacks /{pattern}/")
@@ -100,7 +111,7 @@ def main():
     return 1 if failures else 0
 
 
-ROUNDS = 6  # the rounds of tests/mpi/CMakeLists.txt's forced-algorithm tests
+ROUNDS = 7  # the rounds of tests/mpi/CMakeLists.txt's forced-algorithm tests
 
 
 def registry(info):

@@ -1,0 +1,36 @@
+// Alltoall through the node's shared memory: per round every rank copies a chunk of each of its
+// p outgoing blocks into its buffer; every rank then copies, from every rank's buffer, the chunk
+// meant for it.
+// Cost per round: one round + copy in (p chunks) + copy out (p chunks). Preconditions: the team
+// shares one channel and a buffer holds p chunks of at least one byte. sendbuf and recvbuf do
+// not overlap. Result: block j of rank i's sendbuf at block i of rank j's recvbuf.
+#include <algorithm>
+#include <cstring>
+
+#include "coll/algorithms.h"
+
+namespace overpass {
+
+Status alltoallShm(const CollArgs& args, Team& team) {
+  const int p = team.size(), r = team.rank();
+  auto* out = static_cast<unsigned char*>(args.recvbuf);
+  const auto* in = static_cast<const unsigned char*>(args.sendbuf);
+  const std::size_t n = args.bytes;
+  if (n == 0) return Status::kOk;
+  if (p == 1) {
+    std::memcpy(out, in, n);
+    return Status::kOk;
+  }
+  ShmChannel& ch = *team.shm;
+  const std::size_t chunk = ch.bufferBytes() / p;
+  for (std::size_t off = 0; off < n; off += chunk) {
+    const std::size_t c = std::min(chunk, n - off);
+    OVERPASS_CHECK(ch.reserve());
+    for (int q = 0; q < p; ++q) std::memcpy(ch.next() + q * c, in + q * n + off, c);
+    OVERPASS_CHECK(ch.sync());
+    for (int q = 0; q < p; ++q) std::memcpy(out + q * n + off, ch.peer(q) + r * c, c);
+  }
+  return Status::kOk;
+}
+
+}  // namespace overpass

@@ -1,0 +1,58 @@
+// The node-local shared-memory arena of one communicator: a POSIX shared-memory segment that
+// every rank of a node maps. Layout: a header, one control line per rank (its round counter and
+// pid, each on its own 128-byte line so that ranks polling each other's counters never share a
+// line), then per rank two data buffers of `bufferBytes` (rounds alternate between them; see
+// shm/channel.h). The leader creates and sizes the segment (space reserved up front, so that a
+// full /dev/shm is an error here instead of a SIGBUS later); the others attach by name; the
+// leader unlinks the name as soon as every rank has mapped it, so nothing is left behind however
+// the job ends. No MPI here: the shim exchanges the name.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace overpass {
+
+class ShmArena {
+ public:
+  static constexpr std::size_t kLine = 128;
+
+  struct Control {
+    std::atomic<std::uint64_t> round;  // the last round this rank has published
+    std::atomic<std::int64_t> pid;     // its process, for liveness checks
+  };
+
+  ~ShmArena();
+  ShmArena(const ShmArena&) = delete;
+  ShmArena& operator=(const ShmArena&) = delete;
+
+  // Creates and maps a new segment `name` ("/overpass-..."), or returns null with *why set.
+  static std::unique_ptr<ShmArena> create(const std::string& name, int ranks,
+                                          std::size_t bufferBytes, std::string* why);
+  // Maps the segment another rank created; null with *why set on failure.
+  static std::unique_ptr<ShmArena> attach(const std::string& name, std::string* why);
+  // Private memory with the same layout, for ranks that are threads of one process (unit tests).
+  static std::unique_ptr<ShmArena> anonymous(int ranks, std::size_t bufferBytes);
+  // Removes the name (the mappings stay valid). Idempotent.
+  static void unlink(const std::string& name);
+
+  int ranks() const;
+  std::size_t bufferBytes() const;
+  Control& control(int rank) const;
+  unsigned char* buffer(int rank, int which) const;  // which: 0 or 1
+
+ private:
+  ShmArena(void* base, std::size_t bytes)
+      : base_(static_cast<unsigned char*>(base)), bytes_(bytes) {}
+  static std::size_t layoutBytes(int ranks, std::size_t bufferBytes);
+
+  unsigned char* base_;
+  std::size_t bytes_;
+};
+
+}  // namespace overpass

@@ -1,0 +1,80 @@
+#include "shm/channel.h"
+
+#include <sched.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+
+#include "common/log.h"
+
+namespace overpass {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+bool alive(long pid) {
+  return pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+}
+
+}  // namespace
+
+ShmChannel::ShmChannel(ShmArena& arena, int rank, double timeoutSeconds, long pid)
+    : arena_(arena),
+      rank_(rank),
+      size_(arena.ranks()),
+      bytes_(arena.bufferBytes()),
+      timeout_(timeoutSeconds) {
+  arena_.control(rank_).pid.store(pid, std::memory_order_relaxed);
+  round_ = arena_.control(rank_).round.load(std::memory_order_relaxed);
+}
+
+Status ShmChannel::sync(int from) {
+  ++round_;
+  arena_.control(rank_).round.store(round_, std::memory_order_release);
+  return waitFor(from, round_);
+}
+
+Status ShmChannel::waitFor(int from, std::uint64_t round) {
+  constexpr int kSpins = 256;  // then yield: a waiting rank may hold the core its peer needs
+  int spins = 0;
+  Clock::time_point start{}, lastCheck{};
+  const int first = from == kAll ? 0 : from, last = from == kAll ? size_ - 1 : from;
+  for (int q = first; q <= last; ++q) {
+    ShmArena::Control& c = arena_.control(q);
+    while (c.round.load(std::memory_order_acquire) < round) {
+      if (spins < kSpins) {
+        ++spins;
+        cpuRelax();
+        continue;
+      }
+      sched_yield();
+      const Clock::time_point now = Clock::now();
+      if (start == Clock::time_point{}) start = lastCheck = now;
+      if (now - lastCheck < std::chrono::milliseconds(50)) continue;
+      lastCheck = now;
+      const long pid = c.pid.load(std::memory_order_relaxed);
+      if (!alive(pid)) {
+        failure_ =
+            "node rank " + std::to_string(q) + " (process " + std::to_string(pid) + ") has exited";
+        OVERPASS_ERROR("shared memory: %s", failure_.c_str());
+        return Status::kTransportError;
+      }
+      if (timeout_ > 0 && std::chrono::duration<double>(now - start).count() > timeout_) {
+        failure_ = "no progress for " + std::to_string(static_cast<int>(timeout_)) +
+                   " s; not heard from node rank " + std::to_string(q);
+        OVERPASS_ERROR("OVERPASS_TIMEOUT: shared memory: %s", failure_.c_str());
+        return Status::kTimeout;
+      }
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace overpass
