@@ -15,6 +15,7 @@ inline constexpr int kAllreduceKnomialRadix = 4;  // allreduceKnomial's tree rad
 Status allreduceKnomial(const CollArgs& args, Team& team);
 Status allreduceRankOrder(const CollArgs& args, Team& team);
 Status allreduceRankOrderRoot(const CollArgs& args, Team& team);
+Status allreduceHierarchical(const CollArgs& args, Team& team);
 Status bcastBinomial(const CollArgs& args, Team& team);
 Status bcastScatterAllgather(const CollArgs& args, Team& team);
 inline constexpr std::size_t kBcastChainChunk = 64 * 1024;  // bcastChain's pipeline chunk

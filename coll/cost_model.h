@@ -26,6 +26,8 @@ struct CallShape {
   int teamSize = 1;
   bool ordered = false;  // deterministic mode on an order-sensitive reduction: rank order only
   std::size_t shmBuffer = 0;  // bytes of each rank's shared-memory buffer (0: no channel)
+  int nodes = 1;              // nodes the team spans
+  int perNode = 0;            // ranks on every node if all nodes have as many, else 0
 };
 
 // Helpers for the cost formulas of the registry.

@@ -112,6 +112,17 @@ constexpr std::array kAlgorithms = {
                 return c.bytes * static_cast<std::size_t>(c.teamSize) <= kRankOrderRootLimit;
               },
               true},
+    Algorithm{kAllreduce, "hierarchical",
+              "ring reduce-scatter in each node, allreduce of each slice among the same local "
+              "ranks of all nodes (rails in parallel), ring allgather in each node",
+              allreduceHierarchical,
+              // One cost model for every level cannot weigh the traffic it saves between nodes:
+              // chosen by rules only (docs/TUNING.md).
+              nullptr,
+              [](const CallShape& c) {
+                return c.nodes >= 2 && c.perNode >= 2 &&
+                       c.count >= static_cast<std::size_t>(c.perNode);
+              }},
     Algorithm{kAllreduce, "shm",
               "node shared memory: copy in, each rank reduces its slice of all in rank order, "
               "copy out; 2 rounds per buffer-sized chunk",

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "shm/channel.h"
+#include "topo/topology.h"
 #include "ucx_transport/transport.h"
 
 namespace overpass {
@@ -37,6 +38,7 @@ struct Team {
   Transport& transport;
   Scratch& scratch;
   ShmChannel* shm = nullptr;  // the team's shared-memory channel, when it shares one node
+  const Topology* topology = nullptr;  // which ranks share a node (hierarchical algorithms)
   int rank() const { return transport.rank(); }
   int size() const { return transport.size(); }
 };

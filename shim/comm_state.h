@@ -31,7 +31,7 @@ struct CommState {
   std::unique_ptr<ShmArena> arena;  // the node's shared memory, for single-node communicators
   std::unique_ptr<ShmChannel> shm;  // this rank's end of it (null: no shared-memory engine)
 
-  Team team() { return Team{*transport, scratch, shm.get()}; }
+  Team team() { return Team{*transport, scratch, shm.get(), &topology}; }
 };
 
 // The state of `comm`, created if needed (a collective call on `comm`: every rank of `comm` must

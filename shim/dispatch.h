@@ -81,6 +81,10 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   shape.teamSize = size;
   shape.ordered = shape.ordered && rt.config.deterministic;
   shape.shmBuffer = state && state->shm ? state->shm->bufferBytes() : 0;
+  if (state && !state->inter) {
+    shape.nodes = state->topology.nodeCount();
+    shape.perNode = state->topology.balanced() ? state->topology.maxRanksPerNode() : 0;
+  }
   const Algorithm* algorithm = nullptr;
   if (!reason) {
     algorithm = &state->selections.get(shape, [&](const CallShape& s) -> const Algorithm& {

@@ -111,7 +111,7 @@ def main():
     return 1 if failures else 0
 
 
-ROUNDS = 7  # the rounds of tests/mpi/CMakeLists.txt's forced-algorithm tests
+ROUNDS = 8  # the rounds of tests/mpi/CMakeLists.txt's forced-algorithm tests
 
 
 def registry(info):

@@ -405,6 +405,54 @@ TEST(DataMovement, EveryAlgorithmOnAMillionElements) {
   }
 }
 
+// The hierarchical allreduce on teams spread over nodes (contiguous and round-robin layouts),
+// where its three sub-group steps run (elsewhere it is recursive doubling).
+TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
+  const Algorithm& alg = *findAlgorithm(Collective::kAllreduce, "hierarchical");
+  for (auto [perNode, nodes] : {std::pair{2, 2}, {2, 3}, {3, 2}, {4, 2}, {2, 4}, {3, 3}})
+    for (bool roundRobin : {false, true}) {
+      const int p = perNode * nodes;
+      std::vector<RankPlace> places(p);
+      for (int r = 0; r < p; ++r) places[r].node = roundRobin ? r % nodes : r / perNode;
+      const Topology topo = Topology::build(places);
+      for (std::size_t n : {static_cast<std::size_t>(perNode), std::size_t{7}, std::size_t{1001},
+                            std::size_t{1} << 16})
+        for (bool inPlace : {false, true}) {
+          const auto expected = sumOver(p, n);
+          runTeam(p, [&](Team& team) {
+            team.topology = &topo;
+            auto in = data(team.rank(), n);
+            std::vector<std::int32_t> out(n, -7);
+            if (inPlace) out = in;
+            CollArgs a = reductionArgs(Collective::kAllreduce, n);
+            a.sendbuf = inPlace ? out.data() : in.data();
+            a.recvbuf = out.data();
+            ASSERT_EQ(alg.run(a, team), Status::kOk);
+            EXPECT_EQ(out, expected) << perNode << "x" << nodes << (roundRobin ? " rr" : "")
+                                     << " n=" << n << " rank " << team.rank();
+          });
+        }
+      std::vector<std::vector<double>> results(p);
+      runTeam(p, [&](Team& team) {
+        team.topology = &topo;
+        std::mt19937_64 gen(team.rank() + 11);
+        std::uniform_real_distribution<double> dist(-1, 1);
+        std::vector<double> in(999), out(999);
+        for (auto& x : in) x = dist(gen) * 1e6;
+        CollArgs a;
+        a.coll = Collective::kAllreduce;
+        a.count = in.size();
+        a.bytes = in.size() * sizeof(double);
+        a.type = DataType::kDouble;
+        a.sendbuf = in.data();
+        a.recvbuf = out.data();
+        ASSERT_EQ(alg.run(a, team), Status::kOk);
+        results[team.rank()] = out;
+      });
+      for (int r = 1; r < p; ++r) EXPECT_EQ(results[r], results[0]) << "rank " << r;
+    }
+}
+
 OVERPASS_ALGORITHM_SUITE(Bcast, Collective::kBcast);
 TEST_P(Bcast, EveryRankGetsTheRootsData) {
   for (int p : kSizes)
