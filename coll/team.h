@@ -39,6 +39,7 @@ struct Team {
   Scratch& scratch;
   ShmChannel* shm = nullptr;  // the team's shared-memory channel, when it shares one node
   const Topology* topology = nullptr;  // which ranks share a node (hierarchical algorithms)
+  ShmChannel* nodeShm = nullptr;       // among this rank's node, in local-rank order
   int rank() const { return transport.rank(); }
   int size() const { return transport.size(); }
 };

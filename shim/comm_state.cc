@@ -93,36 +93,42 @@ std::uint32_t agreeUcxCommId(MPI_Comm dup) {
   }
 }
 
-// The node's shared-memory channel for a communicator whose ranks share one node: rank 0 creates
-// the segment under a name unique to this job, the others attach, every rank reports success,
-// and rank 0 unlinks the name at once (nothing is left in /dev/shm however the job ends). Any
-// failure anywhere leaves every rank without the channel.
+// The node's shared-memory channel: one segment per node of the communicator (when every node
+// holds the same number of ranks, at least 2), among the node's ranks in local-rank order. The
+// node's local rank 0 creates the segment under a name unique to this job, the others attach,
+// every rank of the communicator reports success, and the creators unlink the names at once
+// (nothing is left in /dev/shm however the job ends). Any failure anywhere leaves every rank
+// without the channel.
 void setUpShm(CommState& state, int rank, int size) {
   const std::size_t buffer = runtime().config.shmBuffer;
-  if (buffer == 0 || size < 2 || !state.topology.singleNode()) return;
+  const Topology& topo = state.topology;
+  if (buffer == 0 || size < 2 || !topo.balanced() || topo.maxRanksPerNode() < 2) return;
+  const int local = topo.localRank(rank), perNode = topo.maxRanksPerNode();
+  MPI_Comm node = state.dup;
+  if (!topo.singleNode()) PMPI_Comm_split(state.dup, topo.nodeOf(rank), local, &node);
   char name[96] = "";
   std::string why;
   int created = 0;
-  if (rank == 0) {
+  if (local == 0) {
     std::lock_guard lock(gMutex);
     if (gArenas < kMaxArenas) {
       std::random_device random;
       std::snprintf(name, sizeof name, "/overpass-%ld-%u-%08x", static_cast<long>(getpid()),
                     gArenaCounter++, random());
-      state.arena = ShmArena::create(name, size, buffer, &why);
+      state.arena = ShmArena::create(name, perNode, buffer, &why);
       created = state.arena != nullptr;
       gArenas += created;
     } else {
       why = "too many communicators with shared memory in this process";
     }
   }
-  PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, state.dup);
-  PMPI_Bcast(&created, 1, MPI_INT, 0, state.dup);
-  if (rank != 0 && created) {
+  PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, node);
+  PMPI_Bcast(&created, 1, MPI_INT, 0, node);
+  if (local != 0 && created) {
     std::lock_guard lock(gMutex);
     if (gArenas < kMaxArenas) {
       state.arena = ShmArena::attach(name, &why);
-      if (state.arena && state.arena->ranks() != size) {
+      if (state.arena && state.arena->ranks() != perNode) {
         why = "the segment was made for another communicator";
         state.arena.reset();
       }
@@ -131,9 +137,10 @@ void setUpShm(CommState& state, int rank, int size) {
       why = "too many communicators with shared memory in this process";
     }
   }
+  if (node != state.dup) PMPI_Comm_free(&node);
   int mine = state.arena != nullptr, all = 0;
   PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, state.dup);
-  if (rank == 0 && created) ShmArena::unlink(name);
+  if (local == 0 && created) ShmArena::unlink(name);
   if (!all) {
     if (!why.empty()) OVERPASS_DEBUG("no shared memory for this communicator: %s", why.c_str());
     std::lock_guard lock(gMutex);
@@ -141,7 +148,7 @@ void setUpShm(CommState& state, int rank, int size) {
     state.arena.reset();
     return;
   }
-  state.shm = std::make_unique<ShmChannel>(*state.arena, rank, runtime().config.timeoutSeconds,
+  state.shm = std::make_unique<ShmChannel>(*state.arena, local, runtime().config.timeoutSeconds,
                                            static_cast<long>(getpid()));
 }
 

@@ -28,10 +28,15 @@ struct CommState {
   Scratch scratch;    // for the algorithms
   Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
   SelectionCache selections;        // memoised selector decisions
-  std::unique_ptr<ShmArena> arena;  // the node's shared memory, for single-node communicators
-  std::unique_ptr<ShmChannel> shm;  // this rank's end of it (null: no shared-memory engine)
+  std::unique_ptr<ShmArena> arena;  // this rank's node's shared memory (shim/comm_state.cc)
+  std::unique_ptr<ShmChannel> shm;  // this rank's end of it, among the node's ranks (or null)
 
-  Team team() { return Team{*transport, scratch, shm.get(), &topology}; }
+  // The team's channel spans the team only when the communicator is one node; the node channel
+  // serves the node steps of hierarchical algorithms.
+  Team team() {
+    return Team{*transport, scratch, topology.singleNode() ? shm.get() : nullptr, &topology,
+                shm.get()};
+  }
 };
 
 // The state of `comm`, created if needed (a collective call on `comm`: every rank of `comm` must

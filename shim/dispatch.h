@@ -80,7 +80,8 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   shape.coll = coll;
   shape.teamSize = size;
   shape.ordered = shape.ordered && rt.config.deterministic;
-  shape.shmBuffer = state && state->shm ? state->shm->bufferBytes() : 0;
+  shape.shmBuffer =
+      state && state->shm && state->topology.singleNode() ? state->shm->bufferBytes() : 0;
   if (state && !state->inter) {
     shape.nodes = state->topology.nodeCount();
     shape.perNode = state->topology.balanced() ? state->topology.maxRanksPerNode() : 0;

@@ -1,7 +1,9 @@
-// Allreduce across nodes in three steps, each a flat algorithm on a sub-group (a SubTransport):
-// the ranks of each node reduce-scatter the vector around a ring, so that local rank l holds
-// slice l summed over its node; the l-th ranks of all nodes (rail l) allreduce slice l among
-// themselves, every rail in parallel; the ranks of each node allgather the finished slices.
+// Allreduce across nodes in three steps: the ranks of each node reduce-scatter the vector, so
+// that local rank l holds slice l summed over its node; the l-th ranks of all nodes (rail l)
+// allreduce slice l among themselves with a flat algorithm on a SubTransport, every rail in
+// parallel; the ranks of each node allgather the finished slices. The node steps go through the
+// node's shared memory (chunk by chunk, as the shm allreduce) when the node has a channel, else
+// around a ring on a SubTransport of the node's ranks.
 //
 // Cost with N nodes of L ranks: node steps 2 (L - 1)(alpha + n/L beta) + (L - 1)/L n gamma inside
 // the nodes; between nodes each rank moves only its slice: 2 (N - 1)/N n/L bytes with the ring
@@ -11,11 +13,13 @@
 // count >= L (the registry's serves); anything else runs recursive doubling, which is correct
 // for every call. Every slice is reduced identically on every rank of its rail, then copied:
 // bitwise-identical results. Result: recvbuf on every rank.
+#include <algorithm>
 #include <cstring>
 
 #include "coll/algorithms.h"
 #include "coll/ring_allgather.h"
 #include "coll/ring_reduce_scatter.h"
+#include "coll/shm_reduce_chunk.h"
 #include "ucx_transport/sub_transport.h"
 
 namespace overpass {
@@ -30,23 +34,65 @@ Status allreduceHierarchical(const CollArgs& args, Team& team) {
   const int perNode = topo->maxRanksPerNode();
   auto* out = static_cast<unsigned char*>(args.recvbuf);
 
+  const int nodes = topo->nodeCount();
+  SubTransport railTransport(team.transport, topo->rails()[local]);
+  Team railTeam{railTransport, team.scratch};
+  // The slice `n` elements at `at`, in place, among the l-th ranks of every node.
+  auto acrossNodes = [&](unsigned char* at, std::size_t n) {
+    CollArgs slice = args;
+    slice.count = n;
+    slice.bytes = n * (args.bytes / args.count);
+    slice.sendbuf = slice.recvbuf = at;
+    return nodes > 2 && n >= static_cast<std::size_t>(nodes)
+               ? allreduceRing(slice, railTeam)
+               : allreduceRecursiveDoubling(slice, railTeam);
+  };
+
+  const RingBlocks slices(args, perNode);  // slice l: the part local rank l reduces and sends
+  if (team.nodeShm && team.nodeShm->bufferBytes() >= slices.element * perNode) {
+    // Node steps through the node's shared memory. Reduce-scatter: per round every rank copies
+    // the next piece of every slice into its buffer (perNode pieces), and rank l reduces piece
+    // l of all buffers, in node-rank order, into its slice of out. Then one allreduce of the
+    // whole slice across nodes (large messages). Allgather: per round rank l copies the next
+    // piece of its slice in, every rank copies every piece out.
+    ShmChannel& ch = *team.nodeShm;
+    const auto* in = static_cast<const unsigned char*>(args.sendbuf);
+    const std::size_t e = slices.element, piece = ch.bufferBytes() / (e * perNode);
+    const std::size_t longest = slices.elements(0);
+    for (std::size_t first = 0; first < longest; first += piece) {
+      auto count = [&](int q) {
+        return slices.elements(q) > first ? std::min(piece, slices.elements(q) - first) : 0;
+      };
+      OVERPASS_CHECK(ch.reserve());
+      for (int q = 0; q < perNode; ++q)
+        std::memcpy(ch.next() + q * piece * e, in + slices.offset(q) + first * e, count(q) * e);
+      OVERPASS_CHECK(ch.sync());
+      shmReduceSlice(args, ch, local * piece * e, count(local),
+                     out + slices.offset(local) + first * e);
+    }
+    unsigned char* mine = out + slices.offset(local);
+    if (slices.elements(local)) OVERPASS_CHECK(acrossNodes(mine, slices.elements(local)));
+    const std::size_t part = ch.bufferBytes() / e;  // elements of one slice per round
+    for (std::size_t first = 0; first < longest; first += part) {
+      auto count = [&](int q) {
+        return slices.elements(q) > first ? std::min(part, slices.elements(q) - first) : 0;
+      };
+      OVERPASS_CHECK(ch.reserve());
+      std::memcpy(ch.next(), mine + first * e, count(local) * e);
+      OVERPASS_CHECK(ch.sync());
+      for (int q = 0; q < perNode; ++q)
+        if (q != local) std::memcpy(out + slices.offset(q) + first * e, ch.peer(q), count(q) * e);
+    }
+    return Status::kOk;
+  }
+
   // Node step 1: reduce-scatter; slice `local` of the node's sum lands in out.
   SubTransport nodeTransport(team.transport, topo->nodeRanks(node));
   Team nodeTeam{nodeTransport, team.scratch};
-  const RingBlocks slices(args, perNode);
   OVERPASS_CHECK(ringReduceScatter(args, nodeTeam, slices, args.sendbuf, out));
 
   // Between nodes: the slice, in place, among the l-th ranks of every node.
-  SubTransport railTransport(team.transport, topo->rails()[local]);
-  Team railTeam{railTransport, team.scratch};
-  CollArgs slice = args;
-  slice.count = slices.elements(local);
-  slice.bytes = slices.bytes(local);
-  slice.sendbuf = slice.recvbuf = out + slices.offset(local);
-  const int nodes = topo->nodeCount();
-  OVERPASS_CHECK(nodes > 2 && slice.count >= static_cast<std::size_t>(nodes)
-                     ? allreduceRing(slice, railTeam)
-                     : allreduceRecursiveDoubling(slice, railTeam));
+  OVERPASS_CHECK(acrossNodes(out + slices.offset(local), slices.elements(local)));
 
   // Node step 2: every finished slice to every rank of the node.
   return ringAllgather(args, nodeTeam, slices, out);

@@ -2,12 +2,14 @@
 // transport: team sizes 1-9, 13 and 16; counts 0, 1, p-1, p+1, odd and larger; every root;
 // in-place and out-of-place.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
 #include <complex>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -417,10 +419,17 @@ TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
       const Topology topo = Topology::build(places);
       for (std::size_t n : {static_cast<std::size_t>(perNode), std::size_t{7}, std::size_t{1001},
                             std::size_t{1} << 16})
-        for (bool inPlace : {false, true}) {
+        for (int variant = 0; variant < 4; ++variant) {
+          const bool inPlace = variant % 2, nodeShm = variant / 2;
+          // One arena per node: the node steps through shared memory instead of a ring.
+          std::vector<std::unique_ptr<ShmArena>> arenas;
+          for (int j = 0; j < nodes; ++j) arenas.push_back(ShmArena::anonymous(perNode, 1024));
           const auto expected = sumOver(p, n);
           runTeam(p, [&](Team& team) {
             team.topology = &topo;
+            ShmChannel channel(*arenas[topo.nodeOf(team.rank())], topo.localRank(team.rank()), 0,
+                               static_cast<long>(getpid()));
+            if (nodeShm) team.nodeShm = &channel;
             auto in = data(team.rank(), n);
             std::vector<std::int32_t> out(n, -7);
             if (inPlace) out = in;
@@ -429,7 +438,8 @@ TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
             a.recvbuf = out.data();
             ASSERT_EQ(alg.run(a, team), Status::kOk);
             EXPECT_EQ(out, expected) << perNode << "x" << nodes << (roundRobin ? " rr" : "")
-                                     << " n=" << n << " rank " << team.rank();
+                                     << (nodeShm ? " shm" : "") << " n=" << n << " rank "
+                                     << team.rank();
           });
         }
       std::vector<std::vector<double>> results(p);
