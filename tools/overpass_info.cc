@@ -4,7 +4,7 @@
 // the two equal); `overpass-info --topology` probes this process with hwloc and prints what it
 // found, in the JSON form of OVERPASS_TOPO_DUMP (one rank); `overpass-info --selection NP` prints
 // the effective selection table for a team of NP ranks under this environment's rules, on one
-// node (the default: the shared-memory engine available) or spread over nodes.
+// node (the default: the shared-memory engine available) or spread over 2 nodes.
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -46,7 +46,7 @@ void printSelection(const Selector& selector, int ranks, bool deterministic,
   std::printf(
       "# Selection for %d ranks %s%s (size = one rank's contribution in bytes; "
       "reductions of 4-byte floating-point elements)\n",
-      ranks, shmBuffer ? "on one node" : "on several nodes (or no shared memory)",
+      ranks, shmBuffer ? "on one node" : "spread over nodes (2 of NP/2 ranks for even NP >= 4)",
       deterministic ? ", deterministic mode" : "");
   std::printf("# %-20s %-12s %-22s %s\n", "collective", "sizes", "algorithm", "decided by");
   for (std::size_t c = 0; c < kNumCollectives; ++c) {
@@ -64,6 +64,10 @@ void printSelection(const Selector& selector, int ranks, bool deterministic,
       shape.count = isReduction(coll) ? bytes / 4 : bytes;
       shape.teamSize = ranks;
       shape.shmBuffer = shmBuffer;
+      if (!shmBuffer && ranks >= 4 && ranks % 2 == 0) {  // spread: 2 nodes of NP/2 ranks
+        shape.nodes = 2;
+        shape.perNode = ranks / 2;
+      }
       shape.ordered = deterministic && isReduction(coll);
       const Selection s = selector.select(shape);
       return std::string(s.algorithm->name) + "\t" +
