@@ -40,7 +40,6 @@ Status reduceScatterBlockRankOrder(const CollArgs& args, Team& team);
 Status barrierDissemination(const CollArgs& args, Team& team);
 
 // Through the node's shared-memory channel (team.shm): teams on one node.
-inline constexpr std::size_t kAllreduceShmOneRoundBytes = 4096;  // one-round variant up to here
 Status allreduceShm(const CollArgs& args, Team& team);
 Status bcastShm(const CollArgs& args, Team& team);
 Status reduceShm(const CollArgs& args, Team& team);

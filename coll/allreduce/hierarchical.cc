@@ -19,7 +19,7 @@
 #include "coll/algorithms.h"
 #include "coll/ring_allgather.h"
 #include "coll/ring_reduce_scatter.h"
-#include "coll/shm_reduce_chunk.h"
+#include "coll/shm_reduce.h"
 #include "ucx_transport/sub_transport.h"
 
 namespace overpass {
