@@ -24,7 +24,7 @@ struct CallShape {
   std::size_t bytes = 0;  // one rank's contribution: count x type size, or the per-rank block
   std::size_t count = 0;  // elements of a reduction (bytes for the other collectives)
   int teamSize = 1;
-  bool ordered = false;  // deterministic mode on an order-sensitive reduction: rank order only
+  bool ordered = false;       // deterministic mode on an order-sensitive reduction: rank order only
   std::size_t shmBuffer = 0;  // bytes of each rank's shared-memory buffer (0: no channel)
   int nodes = 1;              // nodes the team spans
   int perNode = 0;            // ranks on every node if all nodes have as many, else 0

@@ -37,7 +37,7 @@ class Scratch {
 struct Team {
   Transport& transport;
   Scratch& scratch;
-  ShmChannel* shm = nullptr;  // the team's shared-memory channel, when it shares one node
+  ShmChannel* shm = nullptr;           // the team's shared-memory channel, when it shares one node
   const Topology* topology = nullptr;  // which ranks share a node (hierarchical algorithms)
   ShmChannel* nodeShm = nullptr;       // among this rank's node, in local-rank order
   int rank() const { return transport.rank(); }

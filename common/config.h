@@ -31,10 +31,10 @@ struct Config {
   std::string topoFile;      // load the job's topology from here instead of probing
   int topoRanksPerNode = 0;  // > 0: emulate nodes of this many consecutive ranks
   TransportKind transport = TransportKind::kPmpi;
-  double timeoutSeconds = 0;                        // 0: no timeout
-  std::string ucxRndvThresh;                        // "" : UCX's default
+  double timeoutSeconds = 0;  // 0: no timeout
+  std::string ucxRndvThresh;  // "" : UCX's default
   std::size_t shmBuffer = 0;  // bytes per rank and round of the shared-memory engine; 0: off
-  std::string tune;                                 // OVERPASS_TUNE rules (coll/tune.h)
+  std::string tune;           // OVERPASS_TUNE rules (coll/tune.h)
   std::array<std::string, kNumCollectives> forced;  // OVERPASS_<COLLECTIVE>: an algorithm name
   bool deterministic = false;
   // The cost model (coll/cost_model.h): seconds per message, bytes per second sent and reduced.

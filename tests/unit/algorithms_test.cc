@@ -437,9 +437,9 @@ TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
             a.sendbuf = inPlace ? out.data() : in.data();
             a.recvbuf = out.data();
             ASSERT_EQ(alg.run(a, team), Status::kOk);
-            EXPECT_EQ(out, expected) << perNode << "x" << nodes << (roundRobin ? " rr" : "")
-                                     << (nodeShm ? " shm" : "") << " n=" << n << " rank "
-                                     << team.rank();
+            EXPECT_EQ(out, expected)
+                << perNode << "x" << nodes << (roundRobin ? " rr" : "") << (nodeShm ? " shm" : "")
+                << " n=" << n << " rank " << team.rank();
           });
         }
       std::vector<std::vector<double>> results(p);
