@@ -20,6 +20,7 @@ Status bcastBinomial(const CollArgs& args, Team& team);
 Status bcastScatterAllgather(const CollArgs& args, Team& team);
 inline constexpr std::size_t kBcastChainChunk = 64 * 1024;  // bcastChain's pipeline chunk
 Status bcastChain(const CollArgs& args, Team& team);
+Status bcastHierarchical(const CollArgs& args, Team& team);
 Status reduceBinomial(const CollArgs& args, Team& team);
 Status reduceReduceScatterGather(const CollArgs& args, Team& team);
 Status reduceRankOrder(const CollArgs& args, Team& team);

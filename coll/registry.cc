@@ -155,6 +155,11 @@ constexpr std::array kAlgorithms = {
                 return steps * (m.alpha + chunk * m.beta);
               },
               [](const CallShape& c) { return c.bytes >= 2 * kBcastChainChunk; }},
+    Algorithm{kBcast, "hierarchical",
+              "binomial bcast among the root's rail (one copy per node), then within each node "
+              "(shared memory, or a binomial tree)",
+              bcastHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
+              [](const CallShape& c) { return c.nodes >= 2 && c.perNode >= 2; }},
     Algorithm{kBcast, "shm", "node shared memory: the root copies in, every rank copies out",
               bcastShm,
               [](const CallShape& c, const CostModel& m) {

@@ -463,6 +463,40 @@ TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
     }
 }
 
+TEST(Hierarchical, BcastOverNodesFromEveryRoot) {
+  const Algorithm& alg = *findAlgorithm(Collective::kBcast, "hierarchical");
+  for (auto [perNode, nodes] : {std::pair{2, 2}, {3, 2}, {2, 3}})
+    for (bool roundRobin : {false, true}) {
+      const int p = perNode * nodes;
+      std::vector<RankPlace> places(p);
+      for (int r = 0; r < p; ++r) places[r].node = roundRobin ? r % nodes : r / perNode;
+      const Topology topo = Topology::build(places);
+      for (std::size_t n : {std::size_t{1}, std::size_t{1001}, std::size_t{70000}})
+        for (int root = 0; root < p; ++root)
+          for (bool nodeShm : {false, true}) {
+            std::vector<std::unique_ptr<ShmArena>> arenas;
+            for (int j = 0; j < nodes; ++j) arenas.push_back(ShmArena::anonymous(perNode, 1024));
+            const auto expected = data(root, n);
+            runTeam(p, [&](Team& team) {
+              team.topology = &topo;
+              ShmChannel channel(*arenas[topo.nodeOf(team.rank())], topo.localRank(team.rank()), 0,
+                                 static_cast<long>(getpid()));
+              if (nodeShm) team.nodeShm = &channel;
+              std::vector<std::int32_t> buf =
+                  team.rank() == root ? expected : std::vector<std::int32_t>(n, -7);
+              CollArgs a;
+              a.coll = Collective::kBcast;
+              a.recvbuf = buf.data();
+              a.bytes = n * sizeof(std::int32_t);
+              a.root = root;
+              ASSERT_EQ(alg.run(a, team), Status::kOk);
+              EXPECT_TRUE(buf == expected) << perNode << "x" << nodes << " root " << root
+                                           << (nodeShm ? " shm" : "") << " n=" << n;
+            });
+          }
+    }
+}
+
 OVERPASS_ALGORITHM_SUITE(Bcast, Collective::kBcast);
 TEST_P(Bcast, EveryRankGetsTheRootsData) {
   for (int p : kSizes)
