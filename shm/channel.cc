@@ -61,15 +61,14 @@ Status ShmChannel::waitFor(int from, std::uint64_t round) {
       lastCheck = now;
       const long pid = c.pid.load(std::memory_order_relaxed);
       if (!alive(pid)) {
-        failure_ =
-            "node rank " + std::to_string(q) + " (process " + std::to_string(pid) + ") has exited";
-        OVERPASS_ERROR("shared memory: %s", failure_.c_str());
+        OVERPASS_ERROR("shared memory: node rank %d (process %ld) has exited", q, pid);
         return Status::kTransportError;
       }
       if (timeout_ > 0 && std::chrono::duration<double>(now - start).count() > timeout_) {
-        failure_ = "no progress for " + std::to_string(static_cast<int>(timeout_)) +
-                   " s; not heard from node rank " + std::to_string(q);
-        OVERPASS_ERROR("OVERPASS_TIMEOUT: shared memory: %s", failure_.c_str());
+        OVERPASS_ERROR(
+            "OVERPASS_TIMEOUT: shared memory: no progress for %g s; not heard from "
+            "node rank %d",
+            timeout_, q);
         return Status::kTimeout;
       }
     }

@@ -16,7 +16,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 #include "common/status.h"
 #include "shm/arena.h"
@@ -41,9 +40,6 @@ class ShmChannel {
   Status sync(int from = kAll);
   unsigned char* peer(int q) const { return arena_.buffer(q, round_ % 2); }
 
-  // Why the last sync() failed (a rank that exited, a timeout).
-  const std::string& failure() const { return failure_; }
-
  private:
   Status waitFor(int from, std::uint64_t round);
 
@@ -52,7 +48,6 @@ class ShmChannel {
   std::size_t bytes_;
   std::uint64_t round_ = 0;
   double timeout_;
-  std::string failure_;
 };
 
 }  // namespace overpass

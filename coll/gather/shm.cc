@@ -1,34 +1,14 @@
-// Gather through the node's shared memory: as the shm allgather, with only the root copying out.
+// Gather through the node's shared memory: shmGather (coll/shm_gather.h) with only the root
+// copying out; the other ranks do not wait for each other.
 // Cost per chunk: one round + copy in (n) + the root's copy out (p n). Preconditions: the team
 // shares one channel. Result: block q of the root's recvbuf = rank q's block.
-#include <algorithm>
-#include <cstring>
-
 #include "coll/algorithms.h"
+#include "coll/shm_gather.h"
 
 namespace overpass {
 
 Status gatherShm(const CollArgs& args, Team& team) {
-  const int p = team.size();
-  const bool isRoot = team.rank() == args.root;
-  auto* out = static_cast<unsigned char*>(args.recvbuf);
-  const auto* in = static_cast<const unsigned char*>(args.sendbuf);
-  const std::size_t n = args.bytes;
-  if (n == 0) return Status::kOk;
-  if (p == 1) {
-    if (in != out) std::memcpy(out, in, n);
-    return Status::kOk;
-  }
-  ShmChannel& ch = *team.shm;
-  for (std::size_t off = 0; off < n; off += ch.bufferBytes()) {
-    const std::size_t c = std::min(ch.bufferBytes(), n - off);
-    OVERPASS_CHECK(ch.reserve());
-    std::memcpy(ch.next(), in + off, c);
-    OVERPASS_CHECK(ch.sync(isRoot ? ShmChannel::kAll : team.rank()));  // only the root waits
-    if (isRoot)
-      for (int q = 0; q < p; ++q) std::memcpy(out + q * n + off, ch.peer(q), c);
-  }
-  return Status::kOk;
+  return shmGather(args, team, args.root);
 }
 
 }  // namespace overpass
