@@ -3,6 +3,7 @@
 
 #include "coll/reduce_kernels.h"
 #include "coll/shm_reduce.h"
+#include "shm/stream_copy.h"
 
 namespace overpass {
 
@@ -35,20 +36,26 @@ Status shmReduce(const CollArgs& args, Team& team, int root) {
     return Status::kOk;
   }
   const std::size_t chunk = ch.bufferBytes() / e;  // elements per round
+  const bool stream = args.bytes > team.streamAbove;
+  auto copyOut = [stream](void* to, const void* from, std::size_t bytes) {
+    stream ? streamCopy(to, from, bytes) : static_cast<void>(std::memcpy(to, from, bytes));
+  };
   for (std::size_t first = 0; first < args.count; first += chunk) {
     const std::size_t n = std::min(chunk, args.count - first);
-    OVERPASS_CHECK(ch.reserve());
-    std::memcpy(ch.next(), in + first * e, n * e);
-    OVERPASS_CHECK(ch.sync());
     const std::size_t base = n / p, extra = n % p;
     auto sliceStart = [&](int q) { return q * base + std::min<std::size_t>(q, extra); };
     auto sliceSize = [&](int q) { return base + (static_cast<std::size_t>(q) < extra); };
+    const std::size_t mine = sliceStart(r) * e, mineEnd = mine + sliceSize(r) * e;
     OVERPASS_CHECK(ch.reserve());
-    shmReduceSlice(args, ch, sliceStart(r) * e, sliceSize(r), ch.next());
+    std::memcpy(ch.next(), in + first * e, mine);  // the peers' slices; this rank's stays put
+    std::memcpy(ch.next() + mineEnd, in + first * e + mineEnd, n * e - mineEnd);
+    OVERPASS_CHECK(ch.sync());
+    OVERPASS_CHECK(ch.reserve());
+    shmReduceSlice(args, ch, mine, sliceSize(r), ch.next(), in + first * e + mine);
     OVERPASS_CHECK(ch.sync(waitFor));
     if (needsResult)
       for (int q = 0; q < p; ++q)
-        std::memcpy(out + (first + sliceStart(q)) * e, ch.peer(q), sliceSize(q) * e);
+        copyOut(out + (first + sliceStart(q)) * e, ch.peer(q), sliceSize(q) * e);
   }
   return Status::kOk;
 }

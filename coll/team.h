@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct Team {
   ShmChannel* shm = nullptr;           // the team's shared-memory channel, when it shares one node
   const Topology* topology = nullptr;  // which ranks share a node (hierarchical algorithms)
   ShmChannel* nodeShm = nullptr;       // among this rank's node, in local-rank order
+  // Results larger than this go around the cache when copied out of shared memory
+  // (shm/stream_copy.h): this rank's share of its last-level cache.
+  std::size_t streamAbove = SIZE_MAX;
   int rank() const { return transport.rank(); }
   int size() const { return transport.size(); }
 };

@@ -99,7 +99,7 @@ std::uint32_t agreeUcxCommId(MPI_Comm dup) {
 // every rank of the communicator reports success, and the creators unlink the names at once
 // (nothing is left in /dev/shm however the job ends). Any failure anywhere leaves every rank
 // without the channel.
-void setUpShm(CommState& state, int rank, int size) {
+void setUpShm(CommState& state, int rank, int size, int worldRank) {
   const std::size_t buffer = runtime().config.shmBuffer;
   const Topology& topo = state.topology;
   if (buffer == 0 || size < 2 || !topo.balanced() || topo.maxRanksPerNode() < 2) return;
@@ -150,6 +150,8 @@ void setUpShm(CommState& state, int rank, int size) {
   }
   state.shm = std::make_unique<ShmChannel>(*state.arena, local, runtime().config.timeoutSeconds,
                                            static_cast<long>(getpid()));
+  if (const std::size_t l3 = runtime().job.ranks[worldRank].l3Bytes)
+    state.streamAbove = l3 / perNode;
 }
 
 // Which transport serves each level of the communicator, for the info log.
@@ -209,7 +211,7 @@ CommState* commState(MPI_Comm comm, int* error) {
     } else {
       state->transport = std::make_unique<PmpiTransport>(state->dup);
     }
-    setUpShm(*state, rank, static_cast<int>(world.size()));
+    setUpShm(*state, rank, static_cast<int>(world.size()), world[rank]);
     if (logEnabled(LogLevel::kInfo))
       OVERPASS_INFO("communicator of %zu ranks: %s%s", world.size(),
                     describeTransport(*state, world, rank).c_str(),

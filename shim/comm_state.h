@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -27,15 +28,16 @@ struct CommState {
   Topology topology;  // derived from the job's topology by rank translation, no communication
   Scratch scratch;    // for the algorithms
   Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
-  SelectionCache selections;        // memoised selector decisions
-  std::unique_ptr<ShmArena> arena;  // this rank's node's shared memory (shim/comm_state.cc)
-  std::unique_ptr<ShmChannel> shm;  // this rank's end of it, among the node's ranks (or null)
+  SelectionCache selections;           // memoised selector decisions
+  std::unique_ptr<ShmArena> arena;     // this rank's node's shared memory (shim/comm_state.cc)
+  std::unique_ptr<ShmChannel> shm;     // this rank's end of it, among the node's ranks (or null)
+  std::size_t streamAbove = SIZE_MAX;  // Team::streamAbove: the node ranks' share of the L3
 
   // The team's channel spans the team only when the communicator is one node; the node channel
   // serves the node steps of hierarchical algorithms.
   Team team() {
-    return Team{*transport, scratch, topology.singleNode() ? shm.get() : nullptr, &topology,
-                shm.get()};
+    return Team{*transport, scratch,   topology.singleNode() ? shm.get() : nullptr,
+                &topology,  shm.get(), streamAbove};
   }
 };
 

@@ -17,6 +17,9 @@
 namespace overpass::test {
 
 inline constexpr std::size_t kTestShmBuffer = 1024;
+// Results above this are copied around the cache (Team::streamAbove): the large tests take that
+// path, the small ones the plain copy.
+inline constexpr std::size_t kTestStreamAbove = 4096;
 
 inline void runTeam(int size, const std::function<void(Team&)>& body) {
   LoopbackFabric fabric(size);
@@ -28,6 +31,7 @@ inline void runTeam(int size, const std::function<void(Team&)>& body) {
       Scratch scratch;
       ShmChannel channel(*arena, r, 0, static_cast<long>(getpid()));
       Team team{transport, scratch, &channel};
+      team.streamAbove = kTestStreamAbove;
       body(team);
     });
   }
