@@ -22,6 +22,7 @@ inline constexpr std::size_t kBcastChainChunk = 64 * 1024;  // bcastChain's pipe
 Status bcastChain(const CollArgs& args, Team& team);
 Status bcastHierarchical(const CollArgs& args, Team& team);
 Status reduceBinomial(const CollArgs& args, Team& team);
+Status reduceHierarchical(const CollArgs& args, Team& team);
 Status reduceReduceScatterGather(const CollArgs& args, Team& team);
 Status reduceRankOrder(const CollArgs& args, Team& team);
 Status gatherLinear(const CollArgs& args, Team& team);

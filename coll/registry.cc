@@ -260,6 +260,14 @@ constexpr std::array kAlgorithms = {
                 return 2 * (p - 1) * m.alpha + 2 * share * m.beta + share * m.gamma;
               },
               nullptr, true},
+    Algorithm{kReduce, "hierarchical",
+              "reduce-scatter in each node, binomial reduce of each slice among the same local "
+              "ranks of all nodes towards the root's node (rails in parallel), slices to the root",
+              reduceHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
+              [](const CallShape& c) {
+                return c.nodes >= 2 && c.perNode >= 2 &&
+                       c.count >= static_cast<std::size_t>(c.perNode);
+              }},
     Algorithm{kReduce, "shm",
               "node shared memory: as the shm allreduce, only the root copies out",
               reduceShm,

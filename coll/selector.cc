@@ -22,22 +22,37 @@ const std::string_view kDefaultTune =
     "#gather:np=2-5:@linear#scatter:np=2-5:@linear"
     // The node's shared memory (rules that apply only where the team shares one node; the ones
     // above decide elsewhere), where it was measured faster (docs/PERFORMANCE.md, "Node shared
-    // memory"): everywhere for allreduce at np 3-4 (2 MiB: 1.7 ms vs 2.4); small and very large
-    // vectors at np 2; rooted collectives small at np 2 (a one-round flag exchange) and bcast,
-    // reduce, allgather and reduce_scatter_block large at np 4. Small rooted collectives at np 4
-    // stay on point-to-point: every shm round needs all 4 ranks scheduled on 2 cores (~9 us).
-    "#allreduce:0-16K:np=2:@shm#allreduce:4M-inf:np=2:@shm#allreduce:np=3-5:@shm"
-    "#bcast:0-16K:np=2:@shm#bcast:4M-inf:np=2:@shm#bcast:4K-inf:np=3-5:@shm"
-    "#reduce:0-8K:np=2:@shm#reduce:2M-inf:np=2-5:@shm"
-    "#gather:0-8K:np=2:@shm#scatter:0-8K:np=2:@shm"
-    "#allgather:64K-inf:np=3-5:@shm#reduce_scatter_block:64K-inf:np=3-5:@shm"
+    // memory"). np 2: allreduce small and very large, small rooted collectives (a one-round flag
+    // exchange), bcast and reduce large.
+    "#allreduce:0-16K:np=2:@shm#allreduce:4M-inf:np=2:@shm"
+    "#bcast:0-16K:np=2:@shm#bcast:4M-inf:np=2:@shm"
+    "#reduce:0-8K:np=2:@shm#reduce:2M-inf:np=2:@shm"
+    "#gather:1K-8K:np=2:@shm#scatter:1K-8K:np=2:@shm"
+    // np 3-4 on 2 cores, waiting ranks yielding at once ("Small messages when ranks outnumber
+    // cores"): allreduce, allgather, reduce_scatter_block and barrier everywhere (np 4, 4 KiB
+    // allreduce: 9 us vs 36 for Open MPI); bcast and reduce from 512 B, gather and scatter from
+    // 1 KiB blocks, alltoall up to 32 KiB blocks (np 4, 512 B alltoall: 4.9 us vs 7.2); reduce
+    // large. Tiny rooted collectives go to the MPI library (gather and scatter at np 2 too): its
+    // root returns without waiting for anyone (np 4, 8 B bcast: 0.3 us; np 2, 64 B gather: 0.2
+    // us against 0.7 through shm), where every shared-memory round waits for the last rank's
+    // previous round.
+    "#allreduce:np=3-5:@shm#allgather:np=3-5:@shm#reduce_scatter_block:np=3-5:@shm"
+    "#barrier:np=3-5:@shm"
+    "#bcast:0-512:np=3-5:@pmpi#bcast:512-inf:np=3-5:@shm"
+    "#reduce:512-32K:np=3-5:@shm#reduce:1M-inf:np=3-5:@shm"
+    "#gather:0-1K:np=2-5:@pmpi#gather:1K-16K:np=3-5:@shm"
+    "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-32K:np=3-5:@shm"
+    "#alltoall:0-32K:np=3-5:@shm"
     // Teams over several nodes of equal size: node steps in shared memory, only each rank's
     // slice between nodes (emulated 2 x 2 over TCP: 1.3-5.5x the flat ring from 64 KiB; over
     // shared memory between the emulated nodes, at parity). Serves nothing on one node.
     "#allreduce:64K-inf:@hierarchical"
     // Likewise bcast from 32 KiB: 1.4-2.2x the flat binomial tree over TCP between emulated
     // nodes (below, the extra node round costs more than it saves).
-    "#bcast:32K-inf:@hierarchical";
+    "#bcast:32K-inf:@hierarchical"
+    // And reduce from 256 KiB: 1.1-1.3x the flat binomial tree over TCP between emulated nodes
+    // (at parity below).
+    "#reduce:256K-inf:@hierarchical";
 
 std::optional<Selector> Selector::create(const Config& config, std::vector<std::string>* errors) {
   Selector s;

@@ -148,8 +148,10 @@ void setUpShm(CommState& state, int rank, int size, int worldRank) {
     state.arena.reset();
     return;
   }
-  state.shm = std::make_unique<ShmChannel>(*state.arena, local, runtime().config.timeoutSeconds,
-                                           static_cast<long>(getpid()));
+  const bool crowded = runtime().job.oversubscribed(worldRank);
+  state.shm = std::make_unique<ShmChannel>(
+      *state.arena, local, runtime().config.timeoutSeconds, static_cast<long>(getpid()),
+      crowded ? ShmChannel::kSpinsOversubscribed : ShmChannel::kSpins);
   if (const std::size_t l3 = runtime().job.ranks[worldRank].l3Bytes)
     state.streamAbove = l3 / perNode;
 }

@@ -155,13 +155,11 @@ constexpr int kEagerConnectRanks = 256;
 void setUpUcx(Runtime& rt, Bootstrap& bootstrap) {
   if (rt.config.transport != TransportKind::kUcx) return;
   const Locality& me = rt.job.ranks[rt.worldRank];
-  const auto onMyHost = std::count_if(rt.job.ranks.begin(), rt.job.ranks.end(),
-                                      [&](const Locality& l) { return l.hostname == me.hostname; });
   UcxOptions options;
   options.multiThread = rt.threadLevel == MPI_THREAD_MULTIPLE;
   options.rndvThresh = rt.config.ucxRndvThresh;
   options.timeoutSeconds = rt.config.timeoutSeconds;
-  options.oversubscribed = me.nodeCores > 0 && onMyHost > me.nodeCores;
+  options.oversubscribed = rt.job.oversubscribed(rt.worldRank);
   for (const Locality& l : rt.job.ranks) {
     options.sameHost.push_back(l.hostname == me.hostname);
     // Process ids are only real when probed, not when loaded from OVERPASS_TOPO_FILE.

@@ -25,12 +25,13 @@ bool alive(long pid) {
 
 }  // namespace
 
-ShmChannel::ShmChannel(ShmArena& arena, int rank, double timeoutSeconds, long pid)
+ShmChannel::ShmChannel(ShmArena& arena, int rank, double timeoutSeconds, long pid, int spins)
     : arena_(arena),
       rank_(rank),
       size_(arena.ranks()),
       bytes_(arena.bufferBytes()),
-      timeout_(timeoutSeconds) {
+      timeout_(timeoutSeconds),
+      spins_(spins) {
   arena_.control(rank_).pid.store(pid, std::memory_order_relaxed);
   round_ = arena_.control(rank_).round.load(std::memory_order_relaxed);
 }
@@ -42,14 +43,13 @@ Status ShmChannel::sync(int from) {
 }
 
 Status ShmChannel::waitFor(int from, std::uint64_t round) {
-  constexpr int kSpins = 256;  // then yield: a waiting rank may hold the core its peer needs
   int spins = 0;
   Clock::time_point start{}, lastCheck{};
   const int first = from == kAll ? 0 : from, last = from == kAll ? size_ - 1 : from;
   for (int q = first; q <= last; ++q) {
     ShmArena::Control& c = arena_.control(q);
     while (c.round.load(std::memory_order_acquire) < round) {
-      if (spins < kSpins) {
+      if (spins < spins_) {
         ++spins;
         cpuRelax();
         continue;

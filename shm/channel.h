@@ -10,7 +10,8 @@
 // rank may also write into the part of a peer's buffer that only it reads (the reduce-scatter
 // of the shm allreduce) before its next sync().
 //
-// Waiting spins briefly, then yields the core (ranks often outnumber cores), and every ~50 ms
+// Waiting spins briefly (not at all where ranks outnumber cores), then yields the core, and every
+// ~50 ms
 // checks that the ranks not yet arrived are alive, and the configured timeout.
 #pragma once
 
@@ -24,8 +25,13 @@ namespace overpass {
 
 class ShmChannel {
  public:
+  // Spins before a waiting rank yields its core: where ranks fit on the cores; where they
+  // outnumber them, a waiting rank yields at once (the rank it waits for may need its core).
+  static constexpr int kSpins = 256;
+  static constexpr int kSpinsOversubscribed = 0;
+
   // `timeoutSeconds` 0: none. Records this process's pid in the arena.
-  ShmChannel(ShmArena& arena, int rank, double timeoutSeconds, long pid);
+  ShmChannel(ShmArena& arena, int rank, double timeoutSeconds, long pid, int spins = kSpins);
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -48,6 +54,7 @@ class ShmChannel {
   std::size_t bytes_;
   std::uint64_t round_ = 0;
   double timeout_;
+  int spins_;
 };
 
 }  // namespace overpass

@@ -50,6 +50,13 @@ Topology JobTopology::world() const {
   return topologyOf(all);
 }
 
+bool JobTopology::oversubscribed(int worldRank) const {
+  const Locality& me = ranks[worldRank];
+  const auto onMyHost = std::count_if(ranks.begin(), ranks.end(),
+                                      [&](const Locality& l) { return l.hostname == me.hostname; });
+  return me.nodeCores > 0 && onMyHost > me.nodeCores;
+}
+
 std::vector<int> nodeIndices(const std::vector<Locality>& ranks, int ranksPerNode) {
   std::map<std::string, int> hosts;        // hostname -> real node
   std::map<int, int> seenOnHost;           // real node -> ranks seen so far

@@ -23,6 +23,9 @@ struct JobTopology {
   // The Topology of the ranks listed (world ranks, in communicator order).
   Topology topologyOf(const std::vector<int>& worldRanks) const;
   Topology world() const;
+  // More ranks of the job on this rank's host than the host has cores: waiting ranks should give
+  // their core away at once instead of spinning.
+  bool oversubscribed(int worldRank) const;
 };
 
 // Node indices from hostnames (first appearance order). With ranksPerNode > 0, each real node's

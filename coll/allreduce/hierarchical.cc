@@ -1,9 +1,9 @@
-// Allreduce across nodes in three steps: the ranks of each node reduce-scatter the vector, so
-// that local rank l holds slice l summed over its node; the l-th ranks of all nodes (rail l)
-// allreduce slice l among themselves with a flat algorithm on a SubTransport, every rail in
-// parallel; the ranks of each node allgather the finished slices. The node steps go through the
-// node's shared memory (chunk by chunk, as the shm allreduce) when the node has a channel, else
-// around a ring on a SubTransport of the node's ranks.
+// Allreduce across nodes in three steps: the ranks of each node reduce-scatter the vector
+// (coll/node_reduce_scatter.h), so that local rank l holds slice l summed over its node; the l-th
+// ranks of all nodes (rail l) allreduce slice l among themselves with a flat algorithm on a
+// SubTransport, every rail in parallel; the ranks of each node allgather the finished slices. The
+// node steps go through the node's shared memory (chunk by chunk, as the shm allreduce) when the
+// node has a channel, else around a ring on a SubTransport of the node's ranks.
 //
 // Cost with N nodes of L ranks: node steps 2 (L - 1)(alpha + n/L beta) + (L - 1)/L n gamma inside
 // the nodes; between nodes each rank moves only its slice: 2 (N - 1)/N n/L bytes with the ring
@@ -17,9 +17,8 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
+#include "coll/node_reduce_scatter.h"
 #include "coll/ring_allgather.h"
-#include "coll/ring_reduce_scatter.h"
-#include "coll/shm_reduce.h"
 #include "ucx_transport/sub_transport.h"
 
 namespace overpass {
@@ -49,31 +48,16 @@ Status allreduceHierarchical(const CollArgs& args, Team& team) {
   };
 
   const RingBlocks slices(args, perNode);  // slice l: the part local rank l reduces and sends
-  if (team.nodeShm && team.nodeShm->bufferBytes() >= slices.element * perNode) {
-    // Node steps through the node's shared memory. Reduce-scatter: per round every rank copies
-    // the next piece of every slice into its buffer (perNode pieces), and rank l reduces piece
-    // l of all buffers, in node-rank order, into its slice of out. Then one allreduce of the
-    // whole slice across nodes (large messages). Allgather: per round rank l copies the next
-    // piece of its slice in, every rank copies every piece out.
-    ShmChannel& ch = *team.nodeShm;
-    const auto* in = static_cast<const unsigned char*>(args.sendbuf);
-    const std::size_t e = slices.element, piece = ch.bufferBytes() / (e * perNode);
-    const std::size_t longest = slices.elements(0);
-    for (std::size_t first = 0; first < longest; first += piece) {
-      auto count = [&](int q) {
-        return slices.elements(q) > first ? std::min(piece, slices.elements(q) - first) : 0;
-      };
-      OVERPASS_CHECK(ch.reserve());
-      for (int q = 0; q < perNode; ++q)
-        std::memcpy(ch.next() + q * piece * e, in + slices.offset(q) + first * e, count(q) * e);
-      OVERPASS_CHECK(ch.sync());
-      shmReduceSlice(args, ch, local * piece * e, count(local),
-                     out + slices.offset(local) + first * e);
-    }
-    unsigned char* mine = out + slices.offset(local);
-    if (slices.elements(local)) OVERPASS_CHECK(acrossNodes(mine, slices.elements(local)));
-    const std::size_t part = ch.bufferBytes() / e;  // elements of one slice per round
-    for (std::size_t first = 0; first < longest; first += part) {
+  OVERPASS_CHECK(nodeReduceScatter(args, team, slices, out));
+  unsigned char* mine = out + slices.offset(local);
+  if (slices.elements(local)) OVERPASS_CHECK(acrossNodes(mine, slices.elements(local)));
+
+  if (ShmChannel* channel = nodeChannel(team, slices)) {
+    // Node allgather through shared memory: per round rank l copies the next piece of its slice
+    // in, every rank copies every piece out.
+    ShmChannel& ch = *channel;
+    const std::size_t e = slices.element, part = ch.bufferBytes() / e;
+    for (std::size_t first = 0; first < slices.elements(0); first += part) {
       auto count = [&](int q) {
         return slices.elements(q) > first ? std::min(part, slices.elements(q) - first) : 0;
       };
@@ -85,15 +69,8 @@ Status allreduceHierarchical(const CollArgs& args, Team& team) {
     }
     return Status::kOk;
   }
-
-  // Node step 1: reduce-scatter; slice `local` of the node's sum lands in out.
   SubTransport nodeTransport(team.transport, topo->nodeRanks(node));
   Team nodeTeam{nodeTransport, team.scratch};
-  OVERPASS_CHECK(ringReduceScatter(args, nodeTeam, slices, args.sendbuf, out));
-
-  // Between nodes: the slice, in place, among the l-th ranks of every node.
-  OVERPASS_CHECK(acrossNodes(out + slices.offset(local), slices.elements(local)));
-
   // Node step 2: every finished slice to every rank of the node.
   return ringAllgather(args, nodeTeam, slices, out);
 }

@@ -407,6 +407,28 @@ TEST(DataMovement, EveryAlgorithmOnAMillionElements) {
   }
 }
 
+// perNode x nodes ranks on nodes of consecutive ranks, or dealt round-robin.
+Topology nodesOf(int perNode, int nodes, bool roundRobin) {
+  std::vector<RankPlace> places(perNode * nodes);
+  for (int r = 0; r < perNode * nodes; ++r) places[r].node = roundRobin ? r % nodes : r / perNode;
+  return Topology::build(places);
+}
+
+// Runs `body` on the ranks of `topo`, each node with its own arena (1 KiB buffers); with
+// `nodeShm` the node steps of the hierarchical algorithms go through it.
+void runOverNodes(const Topology& topo, bool nodeShm, const std::function<void(Team&)>& body) {
+  std::vector<std::unique_ptr<ShmArena>> arenas;
+  for (int j = 0; j < topo.nodeCount(); ++j)
+    arenas.push_back(ShmArena::anonymous(topo.maxRanksPerNode(), 1024));
+  runTeam(topo.size(), [&](Team& team) {
+    team.topology = &topo;
+    ShmChannel channel(*arenas[topo.nodeOf(team.rank())], topo.localRank(team.rank()), 0,
+                       static_cast<long>(getpid()));
+    if (nodeShm) team.nodeShm = &channel;
+    body(team);
+  });
+}
+
 // The hierarchical allreduce on teams spread over nodes (contiguous and round-robin layouts),
 // where its three sub-group steps run (elsewhere it is recursive doubling).
 TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
@@ -414,22 +436,13 @@ TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
   for (auto [perNode, nodes] : {std::pair{2, 2}, {2, 3}, {3, 2}, {4, 2}, {2, 4}, {3, 3}})
     for (bool roundRobin : {false, true}) {
       const int p = perNode * nodes;
-      std::vector<RankPlace> places(p);
-      for (int r = 0; r < p; ++r) places[r].node = roundRobin ? r % nodes : r / perNode;
-      const Topology topo = Topology::build(places);
+      const Topology topo = nodesOf(perNode, nodes, roundRobin);
       for (std::size_t n : {static_cast<std::size_t>(perNode), std::size_t{7}, std::size_t{1001},
                             std::size_t{1} << 16})
         for (int variant = 0; variant < 4; ++variant) {
           const bool inPlace = variant % 2, nodeShm = variant / 2;
-          // One arena per node: the node steps through shared memory instead of a ring.
-          std::vector<std::unique_ptr<ShmArena>> arenas;
-          for (int j = 0; j < nodes; ++j) arenas.push_back(ShmArena::anonymous(perNode, 1024));
           const auto expected = sumOver(p, n);
-          runTeam(p, [&](Team& team) {
-            team.topology = &topo;
-            ShmChannel channel(*arenas[topo.nodeOf(team.rank())], topo.localRank(team.rank()), 0,
-                               static_cast<long>(getpid()));
-            if (nodeShm) team.nodeShm = &channel;
+          runOverNodes(topo, nodeShm, [&](Team& team) {
             auto in = data(team.rank(), n);
             std::vector<std::int32_t> out(n, -7);
             if (inPlace) out = in;
@@ -463,25 +476,47 @@ TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
     }
 }
 
+TEST(Hierarchical, ReduceOverNodesToEveryRoot) {
+  const Algorithm& alg = *findAlgorithm(Collective::kReduce, "hierarchical");
+  for (auto [perNode, nodes] : {std::pair{2, 2}, {3, 2}, {2, 3}})
+    for (bool roundRobin : {false, true}) {
+      const int p = perNode * nodes;
+      const Topology topo = nodesOf(perNode, nodes, roundRobin);
+      for (std::size_t n :
+           {static_cast<std::size_t>(perNode), std::size_t{1001}, std::size_t{70000}})
+        for (int root = 0; root < p; ++root)
+          for (int variant = 0; variant < 4; ++variant) {
+            const bool inPlace = variant % 2, nodeShm = variant / 2;
+            const auto expected = sumOver(p, n);
+            runOverNodes(topo, nodeShm, [&](Team& team) {
+              const bool isRoot = team.rank() == root;
+              auto in = data(team.rank(), n);
+              const auto untouched = std::vector<std::int32_t>(n, -7);
+              std::vector<std::int32_t> out = inPlace && isRoot ? in : untouched;
+              CollArgs a = reductionArgs(Collective::kReduce, n);
+              a.sendbuf = inPlace && isRoot ? out.data() : in.data();
+              a.recvbuf = out.data();
+              a.root = root;
+              ASSERT_EQ(alg.run(a, team), Status::kOk);
+              EXPECT_EQ(out, isRoot ? expected : untouched)
+                  << perNode << "x" << nodes << (roundRobin ? " rr" : "") << (nodeShm ? " shm" : "")
+                  << " n=" << n << " root " << root << " rank " << team.rank();
+            });
+          }
+    }
+}
+
 TEST(Hierarchical, BcastOverNodesFromEveryRoot) {
   const Algorithm& alg = *findAlgorithm(Collective::kBcast, "hierarchical");
   for (auto [perNode, nodes] : {std::pair{2, 2}, {3, 2}, {2, 3}})
     for (bool roundRobin : {false, true}) {
       const int p = perNode * nodes;
-      std::vector<RankPlace> places(p);
-      for (int r = 0; r < p; ++r) places[r].node = roundRobin ? r % nodes : r / perNode;
-      const Topology topo = Topology::build(places);
+      const Topology topo = nodesOf(perNode, nodes, roundRobin);
       for (std::size_t n : {std::size_t{1}, std::size_t{1001}, std::size_t{70000}})
         for (int root = 0; root < p; ++root)
           for (bool nodeShm : {false, true}) {
-            std::vector<std::unique_ptr<ShmArena>> arenas;
-            for (int j = 0; j < nodes; ++j) arenas.push_back(ShmArena::anonymous(perNode, 1024));
             const auto expected = data(root, n);
-            runTeam(p, [&](Team& team) {
-              team.topology = &topo;
-              ShmChannel channel(*arenas[topo.nodeOf(team.rank())], topo.localRank(team.rank()), 0,
-                                 static_cast<long>(getpid()));
-              if (nodeShm) team.nodeShm = &channel;
+            runOverNodes(topo, nodeShm, [&](Team& team) {
               std::vector<std::int32_t> buf =
                   team.rank() == root ? expected : std::vector<std::int32_t>(n, -7);
               CollArgs a;

@@ -121,6 +121,21 @@ TEST(JobTopology, NodesFromHostnamesAndEmulation) {
   EXPECT_EQ(nodeIndices(hosts({"h", "h", "h"}), 1), (std::vector<int>{0, 1, 2}));
 }
 
+TEST(JobTopology, OversubscribedWhenAHostHasMoreRanksThanCores) {
+  JobTopology job;
+  for (int r = 0; r < 5; ++r) {
+    Locality l;
+    l.hostname = r < 3 ? "a" : "b";  // 3 ranks on 2 cores, 2 ranks on 2 cores
+    l.nodeCores = 2;
+    job.ranks.push_back(l);
+  }
+  EXPECT_TRUE(job.oversubscribed(0));
+  EXPECT_TRUE(job.oversubscribed(2));
+  EXPECT_FALSE(job.oversubscribed(3));
+  job.ranks[4].nodeCores = 0;  // unknown: not oversubscribed
+  EXPECT_FALSE(job.oversubscribed(4));
+}
+
 TEST(JobTopology, CommunicatorTopologyByRankTranslation) {
   JobTopology job;
   job.ranks = hosts({"a", "a", "b", "b"});

@@ -1,0 +1,27 @@
+// The first node step of the hierarchical reductions (allreduce, reduce): the ranks of each node
+// reduce-scatter the vector, so that local rank l ends with slice l (RingBlocks over the node's
+// ranks) of the node's sum. Through the node's shared memory when the node has a channel with
+// room for one element per rank (per round every rank copies the next piece of every slice into
+// its buffer, and rank l combines piece l of all buffers in node-rank order), else around a ring
+// on a SubTransport of the node's ranks.
+#pragma once
+
+#include "coll/coll_args.h"
+#include "coll/ring_reduce_scatter.h"
+#include "coll/team.h"
+#include "common/status.h"
+
+namespace overpass {
+
+// The node's channel when the node steps can go through it, else null.
+inline ShmChannel* nodeChannel(const Team& team, const RingBlocks& slices) {
+  return team.nodeShm && team.nodeShm->bufferBytes() >= slices.element * slices.size ? team.nodeShm
+                                                                                     : nullptr;
+}
+
+// Slice `localRank` of the node's sum lands at work + slices.offset(localRank); `work` holds
+// args.bytes (the ring also leaves partials in the other slices). Uses scratch slot 0.
+Status nodeReduceScatter(const CollArgs& args, Team& team, const RingBlocks& slices,
+                         unsigned char* work);
+
+}  // namespace overpass
