@@ -138,6 +138,12 @@ bool parseDeterministic(std::string_view value, Config& config) {
   return b >= 0;
 }
 
+bool parseSimDevice(std::string_view value, Config& config) {
+  const int b = parseBoolText(value);
+  config.simulatedDevice = b == 1;
+  return b >= 0;
+}
+
 // OVERPASS_<COLLECTIVE>=name: one algorithm for every call of the collective (the name is checked
 // against the registry when the selector is built). Empty: no override.
 template <Collective kColl>
@@ -280,6 +286,11 @@ constexpr std::array kVars = {
               "rank order, element by element, whatever the algorithm: repeated runs give the "
               "same bits (docs/TUNING.md says what is guaranteed).",
               true, parseDeterministic},
+    ConfigVar{"OVERPASS_SIM_DEVICE", "0", "0|1",
+              "Tests only: treat the simulated device window of gpu/sim_device.h as GPU memory "
+              "(staged like cudaMalloc'd buffers), so the device path runs without a GPU "
+              "(docs/GPU.md).",
+              false, parseSimDevice},
     ConfigVar{"OVERPASS_COST_MODEL", kCostModelDefault,
               "comma-separated latency=TIME (ns|us|ms|s), bandwidth=RATE, reduce=RATE "
               "(GB/s|MB/s); unnamed keys keep their defaults",

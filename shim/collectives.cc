@@ -155,6 +155,12 @@ struct AllreduceCall {
   bool valid() const { return count >= 0 && red.valid(); }
   CallShape shape() const { return red.shape(count); }
   std::optional<FallbackReason> check(CommState&) { return red.check(); }
+  template <class Add>
+  void buffers(int, int, Add&& add) {
+    if (sendbuf == MPI_IN_PLACE) return add(recvbuf, count, red.mpiType, true, true);
+    add(sendbuf, count, red.mpiType, true, false);
+    add(recvbuf, count, red.mpiType, false, true);
+  }
   int pmpi() const { return PMPI_Allreduce(sendbuf, recvbuf, count, red.mpiType, red.mpiOp, comm); }
   int run(CommState& state, const Algorithm& algorithm) {
     CollArgs args = red.args(Collective::kAllreduce, count);
@@ -178,6 +184,13 @@ struct ReduceCall {
     if (root < 0 || root >= commSize(state)) return FallbackReason::kInvalidArgument;
     return red.check();
   }
+  template <class Add>
+  void buffers(int rank, int, Add&& add) {
+    if (rank == root && sendbuf == MPI_IN_PLACE)
+      return add(recvbuf, count, red.mpiType, true, true);
+    add(sendbuf, count, red.mpiType, true, false);
+    if (rank == root) add(recvbuf, count, red.mpiType, false, true);
+  }
   int pmpi() const {
     return PMPI_Reduce(sendbuf, recvbuf, count, red.mpiType, red.mpiOp, root, comm);
   }
@@ -200,6 +213,13 @@ struct ReduceScatterBlockCall {
   bool valid() const { return recvcount >= 0 && red.valid(); }
   CallShape shape() const { return red.shape(recvcount); }
   std::optional<FallbackReason> check(CommState&) { return red.check(); }
+  template <class Add>
+  void buffers(int, int size, Add&& add) {
+    const std::size_t all = static_cast<std::size_t>(recvcount) * size;
+    if (sendbuf == MPI_IN_PLACE) return add(recvbuf, all, red.mpiType, true, true);
+    add(sendbuf, all, red.mpiType, true, false);
+    add(recvbuf, recvcount, red.mpiType, false, true);
+  }
   int pmpi() const {
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, red.mpiType, red.mpiOp, comm);
   }
@@ -231,6 +251,10 @@ struct BcastCall {
   std::optional<FallbackReason> check(CommState& state) {
     if (root < 0 || root >= commSize(state)) return FallbackReason::kInvalidArgument;
     return std::nullopt;
+  }
+  template <class Add>
+  void buffers(int rank, int, Add&& add) {
+    add(buffer, count, type, rank == root, rank != root);
   }
   int pmpi() const { return PMPI_Bcast(buffer, count, type, root, comm); }
   int run(CommState& state, const Algorithm& algorithm) {
@@ -281,6 +305,14 @@ struct GatherCall {
          (b.sendtype == MPI_DATATYPE_NULL || b.sendcount < 0)))
       return FallbackReason::kInvalidArgument;
     return std::nullopt;
+  }
+  template <class Add>
+  void buffers(int rank, int size, Add&& add) {
+    const std::size_t all = static_cast<std::size_t>(b.recvcount) * size;
+    if (rank == root && b.sendbuf == MPI_IN_PLACE)
+      return add(b.recvbuf, all, b.recvtype, true, true);
+    add(b.sendbuf, b.sendcount, b.sendtype, true, false);
+    if (rank == root) add(b.recvbuf, all, b.recvtype, false, true);
   }
   int pmpi() const {
     return PMPI_Gather(b.sendbuf, b.sendcount, b.sendtype, b.recvbuf, b.recvcount, b.recvtype, root,
@@ -336,6 +368,12 @@ struct ScatterCall {
       return FallbackReason::kInvalidArgument;
     return std::nullopt;
   }
+  template <class Add>
+  void buffers(int rank, int size, Add&& add) {
+    if (rank == root)
+      add(b.sendbuf, static_cast<std::size_t>(b.sendcount) * size, b.sendtype, true, false);
+    add(b.recvbuf, b.recvcount, b.recvtype, false, true);  // MPI_IN_PLACE at the root: skipped
+  }
   int pmpi() const {
     return PMPI_Scatter(b.sendbuf, b.sendcount, b.sendtype, b.recvbuf, b.recvcount, b.recvtype,
                         root, comm);
@@ -379,6 +417,13 @@ struct AllgatherCall {
   }
   CallShape shape() const { return blockShape(packedBytes(b.recvcount, b.recvtype)); }
   std::optional<FallbackReason> check(CommState&) { return std::nullopt; }
+  template <class Add>
+  void buffers(int, int size, Add&& add) {
+    const std::size_t all = static_cast<std::size_t>(b.recvcount) * size;
+    if (b.sendbuf == MPI_IN_PLACE) return add(b.recvbuf, all, b.recvtype, true, true);
+    add(b.sendbuf, b.sendcount, b.sendtype, true, false);
+    add(b.recvbuf, all, b.recvtype, false, true);
+  }
   int pmpi() const {
     return PMPI_Allgather(b.sendbuf, b.sendcount, b.sendtype, b.recvbuf, b.recvcount, b.recvtype,
                           comm);
@@ -419,6 +464,13 @@ struct AlltoallCall {
   }
   CallShape shape() const { return blockShape(packedBytes(b.recvcount, b.recvtype)); }
   std::optional<FallbackReason> check(CommState&) { return std::nullopt; }
+  template <class Add>
+  void buffers(int, int size, Add&& add) {
+    const std::size_t all = static_cast<std::size_t>(b.recvcount) * size;
+    if (b.sendbuf == MPI_IN_PLACE) return add(b.recvbuf, all, b.recvtype, true, true);
+    add(b.sendbuf, static_cast<std::size_t>(b.sendcount) * size, b.sendtype, true, false);
+    add(b.recvbuf, all, b.recvtype, false, true);
+  }
   int pmpi() const {
     return PMPI_Alltoall(b.sendbuf, b.sendcount, b.sendtype, b.recvbuf, b.recvcount, b.recvtype,
                          comm);
@@ -458,6 +510,8 @@ struct BarrierCall {
   bool valid() const { return true; }
   CallShape shape() const { return {}; }
   std::optional<FallbackReason> check(CommState&) { return std::nullopt; }
+  template <class Add>
+  void buffers(int, int, Add&&) {}
   int pmpi() const { return PMPI_Barrier(comm); }
   int run(CommState& state, const Algorithm& algorithm) {
     CollArgs args;

@@ -25,9 +25,10 @@ struct CommState {
   MPI_Comm dup = MPI_COMM_NULL;
   std::unique_ptr<Transport> transport;  // UcxTransport, or PmpiTransport over `dup`
   std::uint32_t ucxCommId = 0;           // the communicator's id in UCX tags (0: not UCX)
-  Topology topology;  // derived from the job's topology by rank translation, no communication
-  Scratch scratch;    // for the algorithms
-  Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
+  Topology topology;      // derived from the job's topology by rank translation, no communication
+  Scratch scratch;        // for the algorithms
+  Scratch staging;        // for the shim: packing of non-contiguous data, in-place copies
+  Scratch deviceStaging;  // host copies of device buffers (shim/device_staging.h)
   SelectionCache selections;           // memoised selector decisions
   std::unique_ptr<ShmArena> arena;     // this rank's node's shared memory (shim/comm_state.cc)
   std::unique_ptr<ShmChannel> shm;     // this rank's end of it, among the node's ranks (or null)

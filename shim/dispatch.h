@@ -22,7 +22,9 @@
 #include "coll/registry.h"
 #include "coll/selector.h"
 #include "common/log.h"
+#include "gpu/memory.h"
 #include "shim/comm_state.h"
+#include "shim/device_staging.h"
 #include "shim/runtime.h"
 
 namespace overpass::shim {
@@ -49,6 +51,8 @@ int raiseError(MPI_Comm comm, int code);
 //   bool valid() const;                              // step 2
 //   CallShape shape() const;                         // for selection and statistics
 //   std::optional<FallbackReason> check(CommState&); // step 4
+//   void buffers(int rank, int size, Add add);       // its significant buffers on this rank:
+//       add(pointer member, count, datatype, read, written), for device staging
 //   int pmpi() const;                                // the MPI library's collective
 //   int run(CommState&, const Algorithm&);           // an Overpass algorithm; MPI error code
 template <class Call>
@@ -101,6 +105,20 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   }
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  // Device buffers become host copies for whichever path runs (shim/device_staging.h).
+  std::optional<DeviceStaging> staging;
+  if (DeviceMemory* device = state && !state->inter && reason != FallbackReason::kInvalidArgument
+                                 ? deviceMemory()
+                                 : nullptr) {
+    staging.emplace(*device, state->deviceStaging);
+    int staged = MPI_SUCCESS;
+    call.buffers(state->transport->rank(), size,
+                 [&](auto& buf, std::size_t count, MPI_Datatype type, bool read, bool written) {
+                   if (staged == MPI_SUCCESS)
+                     staged = staging->add(buf, count, type, read, written);
+                 });
+    if (staged != MPI_SUCCESS) return raiseError(comm, staged);
+  }
   int rc;
   if (reason) {
     OVERPASS_DEBUG("%s: MPI library (%s)", collectiveName(coll).data(),
@@ -112,6 +130,10 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
     OVERPASS_TRACE("%s: %s", collectiveName(coll).data(), algorithm->name.data());
     ReentryGuard guard;
     rc = call.run(*state, *algorithm);
+    if (rc != MPI_SUCCESS) rc = raiseError(comm, rc);
+  }
+  if (staging && rc == MPI_SUCCESS) {
+    rc = staging->finish();
     if (rc != MPI_SUCCESS) rc = raiseError(comm, rc);
   }
   if (timed) {

@@ -9,6 +9,7 @@
 
 #include "coll/registry.h"
 #include "common/log.h"
+#include "gpu/memory.h"
 #include "shim/comm_state.h"
 #include "shim/pmpi_transport.h"
 #include "shim/type_map.h"
@@ -250,6 +251,7 @@ void initializeUnguarded(int providedThreadLevel) {
   agreeOnConfiguration(parsed, bootstrap);
   rt.config = parsed.config;
   rt.selector = std::move(*selector);
+  initDeviceMemory(rt.config.simulatedDevice);
   setUpTopology(rt, bootstrap);
   setUpUcx(rt, bootstrap);
 

@@ -28,6 +28,8 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "gpu/sim_device.h"
+
 namespace overpass::bench {
 namespace {
 
@@ -308,6 +310,20 @@ class HostMemory final : public Memory {
   }
 };
 
+// The simulated device of gpu/sim_device.h (for runs with OVERPASS_SIM_DEVICE=1 without a GPU):
+// memory the host cannot touch, filled and checked through its alias. Never freed.
+class SimulatedDeviceMemory final : public Memory {
+ public:
+  void* allocate(std::size_t bytes) override { return overpass_sim_device_alloc(bytes); }
+  void release(void*) override {}
+  void copyIn(void* dst, const void* hostSrc, std::size_t bytes) override {
+    std::memcpy(overpass_sim_alias(dst), hostSrc, bytes);
+  }
+  void copyOut(void* hostDst, const void* src, std::size_t bytes) override {
+    std::memcpy(hostDst, overpass_sim_alias(src), bytes);
+  }
+};
+
 #ifdef OVERPASS_BENCH_CUDA
 // Device memory for a CUDA-aware MPI library: one device per node-local rank.
 class CudaMemory final : public Memory {
@@ -320,7 +336,7 @@ class CudaMemory final : public Memory {
     MPI_Comm_free(&node);
     int devices = 0;
     check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
-    if (devices == 0) fail("no CUDA device");
+    if (devices == 0) fail("--memory cuda: no CUDA device");
     check(cudaSetDevice(localRank % devices), "cudaSetDevice");
   }
   void* allocate(std::size_t bytes) override {
@@ -337,7 +353,8 @@ class CudaMemory final : public Memory {
 
  private:
   static void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) fail((std::string(what) + ": " + cudaGetErrorString(e)).c_str());
+    if (e != cudaSuccess)
+      fail((std::string("--memory cuda: ") + what + ": " + cudaGetErrorString(e)).c_str());
   }
   [[noreturn]] static void fail(const char* what) {
     std::fprintf(stderr, "overpass-bench: %s\n", what);
@@ -350,11 +367,12 @@ class CudaMemory final : public Memory {
 // Empty, with *error set, when the kind is unknown or not compiled in.
 std::unique_ptr<Memory> makeMemory(std::string_view kind, std::string* error) {
   if (kind == "host") return std::make_unique<HostMemory>();
+  if (kind == "sim") return std::make_unique<SimulatedDeviceMemory>();
 #ifdef OVERPASS_BENCH_CUDA
   if (kind == "cuda") return std::make_unique<CudaMemory>();
 #else
   if (kind == "cuda") {
-    *error = "--memory cuda: this build has no CUDA support (compile with OVERPASS_BENCH_CUDA)";
+    *error = "--memory cuda: this build has no CUDA support (the CUDA toolkit was not found)";
     return nullptr;
   }
 #endif
@@ -968,9 +986,11 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
       ->capture_default_str()
       ->check(CLI::Range(0, 2));
   app.add_flag("--cold", o.cold, "Rotate buffers over more than twice the last-level cache");
-  app.add_option("--memory", o.memory, "Where the buffers live: host or cuda")
+  app.add_option("--memory", o.memory,
+                 "Where the buffers live: host, cuda, or sim (the simulated device of "
+                 "gpu/sim_device.h; run with OVERPASS_SIM_DEVICE=1)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"host", "cuda"}));
+      ->check(CLI::IsMember({"host", "cuda", "sim"}));
   app.add_option("--json", o.jsonPath, "Write the results as a JSON list (rank 0)");
 
   try {

@@ -1,0 +1,55 @@
+// Where a buffer lives, and the operations Overpass needs on memory it must not touch directly.
+//
+// A DeviceMemory backend recognises the device memory of one accelerator API and copies between
+// it and the host. Memory that no backend claims (and memory the host may touch, such as managed
+// or registered host memory) is plain host memory, read and written directly. The host path is
+// therefore always there; a backend is active only once the application has initialised its
+// driver (a machine without GPU or driver never sees one) or, for tests, when the simulated
+// device is enabled (gpu/sim_device.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace overpass {
+
+enum class MemoryKind : std::uint8_t {
+  kHost,     // pageable or pinned host memory, or memory no backend knows
+  kManaged,  // unified memory: the host may touch it (the driver migrates pages)
+  kDevice,   // device memory: only the backend's copies may touch it
+};
+std::string_view memoryKindName(MemoryKind kind);
+
+struct PointerInfo {
+  MemoryKind kind = MemoryKind::kHost;
+  int device = -1;             // device ordinal, for device and managed memory
+  std::uint64_t bufferId = 0;  // the driver's id of the allocation: never reused for another
+  bool ipcExportable = false;  // plain device allocations; pool and managed ones are not
+  bool hostAccessible() const { return kind != MemoryKind::kDevice; }
+};
+
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;
+  virtual std::string_view name() const = 0;
+  virtual PointerInfo classify(const void* p) = 0;
+  // Copies between device memory and host memory. They return once the bytes are at the
+  // destination, and wait for nothing else on the device (the application's streams run on).
+  virtual Status toHost(void* host, const void* device, std::size_t bytes) = 0;
+  virtual Status fromHost(void* device, const void* host, std::size_t bytes) = 0;
+};
+
+// At initialisation: with `simulated`, the simulated device of gpu/sim_device.h takes the place of
+// any real backend (tests); otherwise the CUDA driver is looked for (built with the CUDA toolkit):
+// loaded if the machine has one, not initialised (the application does that, Overpass follows).
+void initDeviceMemory(bool simulated);
+
+// The backend that owns device memory in this process now, or null: every buffer is host memory.
+// Without a driver, one load per call; with one, until the application initialises CUDA, one
+// driver query per call.
+DeviceMemory* deviceMemory();
+
+}  // namespace overpass
