@@ -1,5 +1,7 @@
 #include "common/config.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -115,10 +117,11 @@ bool parseRndvThresh(std::string_view value, Config& config) {
   return true;
 }
 
-bool parseShmBuffer(std::string_view value, Config& config) {
+// A size: digits with an optional K or M suffix (x1024); 0, or within [lo, hi].
+std::optional<std::size_t> parseSizeWithin(std::string_view value, std::size_t lo, std::size_t hi) {
   const std::string v = lower(trim(value));
   const std::size_t digits = v.find_first_not_of("0123456789");
-  if (v.empty() || digits == 0 || v.size() > 9) return false;
+  if (v.empty() || digits == 0 || v.size() > 9) return std::nullopt;
   std::size_t bytes = std::stoul(v.substr(0, digits));
   const std::string unit = digits == std::string::npos ? "" : v.substr(digits);
   if (unit == "k")
@@ -126,9 +129,23 @@ bool parseShmBuffer(std::string_view value, Config& config) {
   else if (unit == "m")
     bytes <<= 20;
   else if (!unit.empty())
-    return false;
-  if (bytes != 0 && (bytes < 4096 || bytes > (std::size_t{64} << 20))) return false;
-  config.shmBuffer = bytes;
+    return std::nullopt;
+  if (bytes != 0 && (bytes < lo || bytes > hi)) return std::nullopt;
+  return bytes;
+}
+
+// A size of 0 or 4K-64M into a Config member.
+template <std::size_t Config::*kMember>
+bool parseBufferSize(std::string_view value, Config& config) {
+  const auto bytes = parseSizeWithin(value, 4096, std::size_t{64} << 20);
+  if (bytes) config.*kMember = *bytes;
+  return bytes.has_value();
+}
+
+bool parseGpuDepth(std::string_view value, Config& config) {
+  const std::string_view v = trim(value);
+  if (v.size() != 1 || v[0] < '2' || v[0] > '8') return false;
+  config.gpuDepth = v[0] - '0';
   return true;
 }
 
@@ -266,7 +283,7 @@ constexpr std::array kVars = {
               "Bytes per rank and round of the node shared-memory engine (each rank of a "
               "single-node communicator maps two such buffers per rank); 0 turns the engine "
               "off.",
-              true, parseShmBuffer},
+              true, parseBufferSize<&Config::shmBuffer>},
     ConfigVar{"OVERPASS_TUNE", "", "rules collective[:LO-HI][:np=LO-HI]:@algorithm joined by #",
               "Algorithm selection rules, e.g. allreduce:0-8K:@recursive_doubling#bcast:@binomial "
               "(docs/TUNING.md). Later rules win; calls no rule covers are decided by the "
@@ -286,6 +303,16 @@ constexpr std::array kVars = {
               "rank order, element by element, whatever the algorithm: repeated runs give the "
               "same bits (docs/TUNING.md says what is guaranteed).",
               true, parseDeterministic},
+    ConfigVar{"OVERPASS_GPU_CHUNK", "1M", "0 (off) or a size from 4K to 64M (K, M suffixes)",
+              "Allreduce and reduce of at least two chunks on a communicator where device "
+              "buffers can occur run chunk by chunk, copies of neighbouring chunks overlapping "
+              "the work on host memory (docs/GPU.md); 0: whole buffers staged at once.",
+              true, parseBufferSize<&Config::gpuChunk>},
+    ConfigVar{"OVERPASS_GPU_DEPTH", "3", "2 to 8",
+              "Chunks of that pipeline in host memory per direction: 3 lets the copy up of the "
+              "next chunk, the work on this one and the copy down of the previous one run at "
+              "once.",
+              false, parseGpuDepth},
     ConfigVar{"OVERPASS_SIM_DEVICE", "0", "0|1",
               "Tests only: treat the simulated device window of gpu/sim_device.h as GPU memory "
               "(staged like cudaMalloc'd buffers), so the device path runs without a GPU "

@@ -4,14 +4,18 @@
 // initialises a driver the application does not use). Built when the CUDA toolkit is found (its
 // cuda.h gives the types); on a machine without a driver the backend stays inactive at no cost.
 //
-// Copies run on a non-blocking stream of Overpass's own, one per device context, and wait only
-// for that stream: the application's kernels on its other streams keep running.
+// Copies run on two non-blocking streams of Overpass's own per device context (the two lanes of
+// gpu/memory.h), completion tracked by events: the application's kernels on its other streams
+// keep running.
 #include <cuda.h>
 #include <dlfcn.h>
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "common/log.h"
 #include "gpu/memory.h"
@@ -25,21 +29,21 @@ struct Driver {
   CUresult (*init)(unsigned);
   CUresult (*pointerGetAttributes)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
   CUresult (*ctxGetCurrent)(CUcontext*);
-  CUresult (*ctxPushCurrent)(CUcontext);
-  CUresult (*ctxPopCurrent)(CUcontext*);
   CUresult (*streamCreate)(CUstream*, unsigned);
-  CUresult (*streamSynchronize)(CUstream);
   CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
+  CUresult (*eventCreate)(CUevent*, unsigned);
+  CUresult (*eventRecord)(CUevent, CUstream);
+  CUresult (*eventSynchronize)(CUevent);
 
   bool load(void* lib) {
     return resolve(lib, "cuInit", init) &&
            resolve(lib, "cuPointerGetAttributes", pointerGetAttributes) &&
            resolve(lib, "cuCtxGetCurrent", ctxGetCurrent) &&
-           resolve(lib, "cuCtxPushCurrent_v2", ctxPushCurrent) &&
-           resolve(lib, "cuCtxPopCurrent_v2", ctxPopCurrent) &&
            resolve(lib, "cuStreamCreate", streamCreate) &&
-           resolve(lib, "cuStreamSynchronize", streamSynchronize) &&
-           resolve(lib, "cuMemcpyAsync", memcpyAsync);
+           resolve(lib, "cuMemcpyAsync", memcpyAsync) &&
+           resolve(lib, "cuEventCreate", eventCreate) &&
+           resolve(lib, "cuEventRecord", eventRecord) &&
+           resolve(lib, "cuEventSynchronize", eventSynchronize);
   }
 
  private:
@@ -81,47 +85,81 @@ class CudaMemory final : public DeviceMemory {
     return info;
   }
 
-  Status toHost(void* host, const void* device, std::size_t bytes) override {
-    return copy(reinterpret_cast<CUdeviceptr>(host), reinterpret_cast<CUdeviceptr>(device), bytes);
-  }
-  Status fromHost(void* device, const void* host, std::size_t bytes) override {
-    return copy(reinterpret_cast<CUdeviceptr>(device), reinterpret_cast<CUdeviceptr>(host), bytes);
-  }
-
- private:
-  // One copy on Overpass's stream of the calling thread's context (the one the application made
-  // current, as CUDA-aware MPI libraries expect), waiting for that stream only.
-  Status copy(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes) {
-    if (bytes == 0) return Status::kOk;
-    CUcontext ctx = nullptr;
-    if (cu_.ctxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
-      OVERPASS_ERROR("CUDA: no current context on the calling thread (call cudaSetDevice first)");
+  Status startCopy(Lane lane, void* dst, const void* src, std::size_t bytes,
+                   Ticket* ticket) override {
+    Lanes* lanes = lanesOfThisThread();
+    if (!lanes) return Status::kInternal;
+    CUevent event = nullptr;
+    if (!lanes->freeEvents.empty()) {
+      event = lanes->freeEvents.back();
+      lanes->freeEvents.pop_back();
+    } else if (cu_.eventCreate(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+      OVERPASS_ERROR("CUDA: cannot create an event");
       return Status::kInternal;
     }
-    CUstream stream = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = streams_.find(ctx);
-      if (it == streams_.end()) {
-        if (cu_.streamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
-          OVERPASS_ERROR("CUDA: cannot create a stream");
-          return Status::kInternal;
-        }
-        it = streams_.emplace(ctx, stream).first;
-      }
-      stream = it->second;
-    }
-    const CUresult rc = cu_.memcpyAsync(dst, src, bytes, stream);
-    if (rc != CUDA_SUCCESS || cu_.streamSynchronize(stream) != CUDA_SUCCESS) {
+    const CUresult rc =
+        cu_.memcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
+                        bytes, lanes->stream[lane]);
+    if (rc != CUDA_SUCCESS || cu_.eventRecord(event, lanes->stream[lane]) != CUDA_SUCCESS) {
+      lanes->freeEvents.push_back(event);
       OVERPASS_ERROR("CUDA: copy of %zu bytes failed (error %d)", bytes, static_cast<int>(rc));
       return Status::kInternal;
+    }
+    *ticket = {lane, ++lanes->issued[lane]};
+    lanes->pending[lane].push_back({ticket->seq, event});
+    return Status::kOk;
+  }
+
+  Status wait(const Ticket& ticket) override {
+    if (ticket.lane < 0) return Status::kOk;
+    Lanes* lanes = lanesOfThisThread();
+    if (!lanes) return Status::kInternal;
+    auto& pending = lanes->pending[ticket.lane];
+    while (!pending.empty() && pending.front().first <= ticket.seq) {
+      const CUevent event = pending.front().second;
+      pending.pop_front();
+      lanes->freeEvents.push_back(event);
+      if (cu_.eventSynchronize(event) != CUDA_SUCCESS) {
+        OVERPASS_ERROR("CUDA: a copy failed");
+        return Status::kInternal;
+      }
     }
     return Status::kOk;
   }
 
+ private:
+  // The two lanes of one context: non-blocking streams of Overpass's own, the copies issued on
+  // each and their completion events (recycled).
+  struct Lanes {
+    CUstream stream[2] = {};
+    std::uint64_t issued[2] = {};
+    std::deque<std::pair<std::uint64_t, CUevent>> pending[2];
+    std::vector<CUevent> freeEvents;
+  };
+
+  // The lanes of the calling thread's current context (the one the application made current, as
+  // CUDA-aware MPI libraries expect).
+  Lanes* lanesOfThisThread() {
+    CUcontext ctx = nullptr;
+    if (cu_.ctxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
+      OVERPASS_ERROR("CUDA: no current context on the calling thread (call cudaSetDevice first)");
+      return nullptr;
+    }
+    std::lock_guard lock(mutex_);
+    auto it = lanes_.find(ctx);
+    if (it != lanes_.end()) return &it->second;
+    Lanes lanes;
+    for (CUstream& stream : lanes.stream)
+      if (cu_.streamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        OVERPASS_ERROR("CUDA: cannot create a stream");
+        return nullptr;
+      }
+    return &lanes_.emplace(ctx, std::move(lanes)).first->second;
+  }
+
   const Driver& cu_;
   std::mutex mutex_;
-  std::map<CUcontext, CUstream> streams_;
+  std::map<CUcontext, Lanes> lanes_;
 };
 
 enum DriverState : int { kNoDriver, kLoaded, kActive };
@@ -147,6 +185,10 @@ void loadCudaDriver() {
     }
     gState.store(kLoaded, std::memory_order_release);
   });
+}
+
+bool cudaDriverLoaded() {
+  return gState.load(std::memory_order_acquire) != kNoDriver;
 }
 
 DeviceMemory* cudaDeviceMemory() {

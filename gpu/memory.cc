@@ -1,19 +1,46 @@
 #include "gpu/memory.h"
 
 #include <atomic>
+#include <cstring>
 
 #include "gpu/sim_memory.h"
 
 namespace overpass {
 
 #ifdef OVERPASS_HAVE_CUDA
-void loadCudaDriver();             // gpu/cuda_memory.cc
+// gpu/cuda_memory.cc
+void loadCudaDriver();
+bool cudaDriverLoaded();
 DeviceMemory* cudaDeviceMemory();  // null until the application has initialised CUDA
 #endif
 
 namespace {
 std::atomic<bool> gSimulated{false};
+
+class HostMemory final : public DeviceMemory {
+ public:
+  std::string_view name() const override { return "host"; }
+  PointerInfo classify(const void*) override { return {}; }
+  Status startCopy(Lane, void* dst, const void* src, std::size_t bytes, Ticket* ticket) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+    *ticket = {};
+    return Status::kOk;
+  }
+  Status wait(const Ticket&) override { return Status::kOk; }
+};
 }  // namespace
+
+DeviceMemory& hostMemory() {
+  static HostMemory memory;
+  return memory;
+}
+
+bool deviceMemoryPossible() {
+#ifdef OVERPASS_HAVE_CUDA
+  if (cudaDriverLoaded()) return true;
+#endif
+  return gSimulated.load(std::memory_order_relaxed);
+}
 
 std::string_view memoryKindName(MemoryKind kind) {
   switch (kind) {

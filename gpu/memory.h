@@ -36,11 +36,39 @@ class DeviceMemory {
   virtual ~DeviceMemory() = default;
   virtual std::string_view name() const = 0;
   virtual PointerInfo classify(const void* p) = 0;
-  // Copies between device memory and host memory. They return once the bytes are at the
-  // destination, and wait for nothing else on the device (the application's streams run on).
-  virtual Status toHost(void* host, const void* device, std::size_t bytes) = 0;
-  virtual Status fromHost(void* device, const void* host, std::size_t bytes) = 0;
+
+  // Copies between device and host memory run on two lanes, each in order, beside each other:
+  // towards the host (kUp) and towards the device (kDown). A copy waits for nothing else on the
+  // device (the application's streams run on); wait(ticket) returns once the ticket's copy, and so
+  // every copy started before it on its lane, is done.
+  enum Lane : int { kUp = 0, kDown = 1 };
+  struct Ticket {
+    int lane = -1;  // -1: nothing to wait for
+    std::uint64_t seq = 0;
+  };
+  virtual Status startCopy(Lane lane, void* dst, const void* src, std::size_t bytes,
+                           Ticket* ticket) = 0;
+  virtual Status wait(const Ticket& ticket) = 0;
+
+  Status toHost(void* host, const void* device, std::size_t bytes) {
+    Ticket t;
+    const Status s = startCopy(kUp, host, device, bytes, &t);
+    return s == Status::kOk ? wait(t) : s;
+  }
+  Status fromHost(void* device, const void* host, std::size_t bytes) {
+    Ticket t;
+    const Status s = startCopy(kDown, device, host, bytes, &t);
+    return s == Status::kOk ? wait(t) : s;
+  }
 };
+
+// The backend of a process without device memory: everything is host memory, copies are
+// memcpy and done when started (so code written against DeviceMemory runs unchanged).
+DeviceMemory& hostMemory();
+
+// Whether device buffers can occur in this process at all: a driver was found at initialisation,
+// or the simulated device is on. A fact of the machine, not of the application's progress.
+bool deviceMemoryPossible();
 
 // At initialisation: with `simulated`, the simulated device of gpu/sim_device.h takes the place of
 // any real backend (tests); otherwise the CUDA driver is looked for (built with the CUDA toolkit):

@@ -92,6 +92,8 @@ struct Reduction {
   UserReduce user{};
 
   bool valid() const { return mpiType != MPI_DATATYPE_NULL && mpiOp != MPI_OP_NULL; }
+  // Chunks of a predefined reduction are reductions of their own (after check()).
+  bool chunkable() const { return op != ReduceOp::kUser && elementBytes > 0; }
 
   std::optional<FallbackReason> check() {
     const auto translated = translateOp(mpiOp);
@@ -161,6 +163,14 @@ struct AllreduceCall {
     add(sendbuf, count, red.mpiType, true, false);
     add(recvbuf, count, red.mpiType, false, true);
   }
+  bool chunkable() const { return red.chunkable(); }
+  std::size_t elementBytes() const { return red.elementBytes; }
+  std::pair<const void*, void*> pipelineBuffers(int) const {
+    return {sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf};
+  }
+  AllreduceCall slice(const void* in, void* out, std::size_t n) const {
+    return {in == out ? MPI_IN_PLACE : in, out, static_cast<int>(n), comm, red};
+  }
   int pmpi() const { return PMPI_Allreduce(sendbuf, recvbuf, count, red.mpiType, red.mpiOp, comm); }
   int run(CommState& state, const Algorithm& algorithm) {
     CollArgs args = red.args(Collective::kAllreduce, count);
@@ -190,6 +200,15 @@ struct ReduceCall {
       return add(recvbuf, count, red.mpiType, true, true);
     add(sendbuf, count, red.mpiType, true, false);
     if (rank == root) add(recvbuf, count, red.mpiType, false, true);
+  }
+  bool chunkable() const { return red.chunkable(); }
+  std::size_t elementBytes() const { return red.elementBytes; }
+  std::pair<const void*, void*> pipelineBuffers(int rank) const {
+    if (rank != root) return {sendbuf, nullptr};
+    return {sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf};
+  }
+  ReduceCall slice(const void* in, void* out, std::size_t n) const {
+    return {in == out ? MPI_IN_PLACE : in, out, static_cast<int>(n), root, comm, red};
   }
   int pmpi() const {
     return PMPI_Reduce(sendbuf, recvbuf, count, red.mpiType, red.mpiOp, root, comm);

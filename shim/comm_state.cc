@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "gpu/memory.h"
 #include "shim/runtime.h"
 #include "ucx_transport/ucx_transport.h"
 
@@ -214,6 +215,11 @@ CommState* commState(MPI_Comm comm, int* error) {
       state->transport = std::make_unique<PmpiTransport>(state->dup);
     }
     setUpShm(*state, rank, static_cast<int>(world.size()), world[rank]);
+    // Whether any rank can hold device buffers decides, identically everywhere, whether large
+    // reductions run through the staging pipeline (docs/GPU.md).
+    int possible = deviceMemoryPossible(), anywhere = 0;
+    PMPI_Allreduce(&possible, &anywhere, 1, MPI_INT, MPI_MAX, state->dup);
+    state->deviceCapable = anywhere != 0;
     if (logEnabled(LogLevel::kInfo))
       OVERPASS_INFO("communicator of %zu ranks: %s%s", world.size(),
                     describeTransport(*state, world, rank).c_str(),

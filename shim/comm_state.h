@@ -29,6 +29,7 @@ struct CommState {
   Scratch scratch;        // for the algorithms
   Scratch staging;        // for the shim: packing of non-contiguous data, in-place copies
   Scratch deviceStaging;  // host copies of device buffers (shim/device_staging.h)
+  bool deviceCapable = false;          // some rank may pass device buffers: agreed at creation
   SelectionCache selections;           // memoised selector decisions
   std::unique_ptr<ShmArena> arena;     // this rank's node's shared memory (shim/comm_state.cc)
   std::unique_ptr<ShmChannel> shm;     // this rank's end of it, among the node's ranks (or null)

@@ -13,7 +13,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -23,6 +25,7 @@
 #include "coll/selector.h"
 #include "common/log.h"
 #include "gpu/memory.h"
+#include "gpu/staging_pipeline.h"
 #include "shim/comm_state.h"
 #include "shim/device_staging.h"
 #include "shim/runtime.h"
@@ -46,6 +49,62 @@ inline std::uint64_t statisticsBytes(const CallShape& s) {
 
 // Raises `code` through the error handler of `comm`, as the MPI library would.
 int raiseError(MPI_Comm comm, int code);
+
+// The algorithm for `shape` on the communicator, memoised (the selector's decision, with the
+// rules it skipped logged at debug).
+inline const Algorithm& selectAlgorithm(CommState& state, const CallShape& shape) {
+  return state.selections.get(shape, [&](const CallShape& s) -> const Algorithm& {
+    const Selection chosen = runtime().selector.select(s);
+    if (chosen.skipped)
+      OVERPASS_DEBUG("%s of %zu bytes on %d ranks: rule '%s' skipped, %s cannot serve it%s",
+                     collectiveName(s.coll).data(), s.bytes, s.teamSize,
+                     chosen.skipped->text.c_str(), chosen.skipped->algorithm->name.data(),
+                     s.ordered ? " in deterministic mode" : "");
+    return *chosen.algorithm;
+  });
+}
+
+// Reductions that can run chunk by chunk (docs/GPU.md): the calls that offer
+//   bool chunkable() const;                           // this call's type and operation allow it
+//   std::size_t elementBytes() const;
+//   std::pair<const void*, void*> pipelineBuffers(int rank) const;  // input, output (or null)
+//   Call slice(const void* in, void* out, std::size_t count) const; // the call on one chunk
+template <class Call>
+concept Chunkable = requires(const Call c) {
+  { c.chunkable() } -> std::same_as<bool>;
+};
+
+// Every rank of a device-capable communicator runs a large reduction as the same sequence of
+// chunk collectives; each rank moves its own chunks through host memory with the staging
+// pipeline (copies of neighbouring chunks overlap the chunk's collective). `used`: the algorithm
+// of the last chunk.
+template <class Call>
+int runChunked(CommState& state, const Call& call, const CallShape& shape, const Algorithm** used) {
+  const Config& config = runtime().config;
+  DeviceMemory* device = deviceMemory();
+  const std::size_t e = call.elementBytes();
+  const PipelinePlan plan{shape.bytes, std::max(e, config.gpuChunk / e * e), config.gpuDepth};
+  auto* staging =
+      static_cast<unsigned char*>(state.deviceStaging.get(0, pipelineStagingBytes(plan)));
+  const auto [in, out] = call.pipelineBuffers(state.transport->rank());
+  OVERPASS_TRACE("%s: %zu bytes in chunks of %zu through the staging pipeline",
+                 collectiveName(shape.coll).data(), shape.bytes, plan.chunk);
+  int rc = MPI_SUCCESS;
+  const Status status =
+      runPipelined(device ? *device : hostMemory(), in, out, plan, staging,
+                   [&](std::size_t, std::size_t bytes, const void* hostIn, void* hostOut) {
+                     Call chunk = call.slice(hostIn, hostOut, bytes / e);
+                     CallShape chunkShape = shape;
+                     chunkShape.bytes = bytes;
+                     chunkShape.count = bytes / e;
+                     const Algorithm& algorithm = selectAlgorithm(state, chunkShape);
+                     *used = &algorithm;
+                     ReentryGuard guard;
+                     rc = algorithm.isPmpi() ? chunk.pmpi() : chunk.run(state, algorithm);
+                     return rc == MPI_SUCCESS ? Status::kOk : Status::kInternal;
+                   });
+  return rc != MPI_SUCCESS ? rc : status == Status::kOk ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
 
 // A call, as dispatch sees it. Each collective implements:
 //   bool valid() const;                              // step 2
@@ -92,19 +151,25 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   }
   const Algorithm* algorithm = nullptr;
   if (!reason) {
-    algorithm = &state->selections.get(shape, [&](const CallShape& s) -> const Algorithm& {
-      const Selection chosen = rt.selector.select(s);
-      if (chosen.skipped)
-        OVERPASS_DEBUG("%s of %zu bytes on %d ranks: rule '%s' skipped, %s cannot serve it%s",
-                       collectiveName(coll).data(), s.bytes, s.teamSize,
-                       chosen.skipped->text.c_str(), chosen.skipped->algorithm->name.data(),
-                       s.ordered ? " in deterministic mode" : "");
-      return *chosen.algorithm;
-    });
+    algorithm = &selectAlgorithm(*state, shape);
     if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
   }
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  if constexpr (Chunkable<Call>) {
+    if ((!reason || *reason == FallbackReason::kSelected) && state->deviceCapable &&
+        rt.config.gpuChunk && call.chunkable() && shape.bytes >= 2 * rt.config.gpuChunk) {
+      int rc = runChunked(*state, call, shape, &algorithm);
+      if (rc != MPI_SUCCESS) rc = raiseError(comm, rc);
+      if (timed)
+        rt.stats.record(
+            coll, statisticsBytes(shape), algorithmId(*algorithm),
+            static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::steady_clock::now() - start)
+                                           .count()));
+      return rc;
+    }
+  }
   // Device buffers become host copies for whichever path runs (shim/device_staging.h).
   std::optional<DeviceStaging> staging;
   if (DeviceMemory* device = state && !state->inter && reason != FallbackReason::kInvalidArgument

@@ -157,3 +157,33 @@ TEST(Config, EditDistance) {
 
 }  // namespace
 }  // namespace overpass
+
+namespace overpass {
+namespace {
+
+TEST(Config, DeviceVariables) {
+  const Config defaults = parse({}).config;
+  EXPECT_EQ(defaults.gpuChunk, std::size_t{1} << 20);
+  EXPECT_EQ(defaults.gpuDepth, 3);
+  EXPECT_FALSE(defaults.simulatedDevice);
+  const Config c = parse({{"OVERPASS_GPU_CHUNK", "64k"},
+                          {"OVERPASS_GPU_DEPTH", " 2 "},
+                          {"OVERPASS_SIM_DEVICE", "yes"}})
+                       .config;
+  EXPECT_EQ(c.gpuChunk, std::size_t{64} << 10);
+  EXPECT_EQ(c.gpuDepth, 2);
+  EXPECT_TRUE(c.simulatedDevice);
+  EXPECT_EQ(parse({{"OVERPASS_GPU_CHUNK", "0"}}).config.gpuChunk, 0u);
+  for (const char* bad : {"1K", "128M", "x", "-1"}) {
+    const ParsedConfig p = parse({{"OVERPASS_GPU_CHUNK", bad}});
+    ASSERT_EQ(p.errors.size(), 1u) << bad;
+    EXPECT_NE(p.errors[0].find("OVERPASS_GPU_CHUNK"), std::string::npos);
+  }
+  for (const char* bad : {"1", "9", "3x", ""}) {
+    EXPECT_EQ(parse({{"OVERPASS_GPU_DEPTH", bad}}).errors.size(), 1u) << bad;
+  }
+  EXPECT_EQ(parse({{"OVERPASS_SIM_DEVICE", "perhaps"}}).errors.size(), 1u);
+}
+
+}  // namespace
+}  // namespace overpass
