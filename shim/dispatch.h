@@ -74,12 +74,31 @@ concept Chunkable = requires(const Call c) {
   { c.chunkable() } -> std::same_as<bool>;
 };
 
+// Whether some rank passes device memory to this chunkable call: agreed with one small
+// allreduce on the private communicator (a few microseconds, against the milliseconds of the
+// reductions that ask), so that all ranks go chunk by chunk or none does, and host-only calls on
+// a device-capable communicator keep their whole-call algorithm.
+template <class Call>
+bool anyRankHasDeviceBuffers(CommState& state, const Call& call) {
+  int mine = 0, any = 0;
+  if (DeviceMemory* device = deviceMemory()) {
+    const auto [in, out] = call.pipelineBuffers(state.transport->rank());
+    mine = (in && !device->classify(in).hostAccessible()) ||
+           (out && !device->classify(out).hostAccessible());
+  }
+  ReentryGuard guard;
+  PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, state.dup);
+  return any != 0;
+}
+
 // Every rank of a device-capable communicator runs a large reduction as the same sequence of
 // chunk collectives; each rank moves its own chunks through host memory with the staging
-// pipeline (copies of neighbouring chunks overlap the chunk's collective). `used`: the algorithm
-// of the last chunk.
+// pipeline (copies of neighbouring chunks overlap the chunk's collective). Each chunk runs the
+// algorithm chosen for the whole call (`*used` on entry, the MPI library included) where it can
+// serve the chunk, else the one chosen for the chunk; `*used` ends as the last chunk's.
 template <class Call>
 int runChunked(CommState& state, const Call& call, const CallShape& shape, const Algorithm** used) {
+  const Algorithm& whole = **used;
   const Config& config = runtime().config;
   DeviceMemory* device = deviceMemory();
   const std::size_t e = call.elementBytes();
@@ -97,7 +116,8 @@ int runChunked(CommState& state, const Call& call, const CallShape& shape, const
                      CallShape chunkShape = shape;
                      chunkShape.bytes = bytes;
                      chunkShape.count = bytes / e;
-                     const Algorithm& algorithm = selectAlgorithm(state, chunkShape);
+                     const Algorithm& algorithm =
+                         whole.canServe(chunkShape) ? whole : selectAlgorithm(state, chunkShape);
                      *used = &algorithm;
                      ReentryGuard guard;
                      rc = algorithm.isPmpi() ? chunk.pmpi() : chunk.run(state, algorithm);
@@ -158,7 +178,8 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   if constexpr (Chunkable<Call>) {
     if ((!reason || *reason == FallbackReason::kSelected) && state->deviceCapable &&
-        rt.config.gpuChunk && call.chunkable() && shape.bytes >= 2 * rt.config.gpuChunk) {
+        rt.config.gpuChunk && call.chunkable() && shape.bytes >= 2 * rt.config.gpuChunk &&
+        anyRankHasDeviceBuffers(*state, call)) {
       int rc = runChunked(*state, call, shape, &algorithm);
       if (rc != MPI_SUCCESS) rc = raiseError(comm, rc);
       if (timed)
