@@ -10,10 +10,12 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,6 +23,9 @@
 #include "gpu/memory.h"
 
 namespace overpass {
+
+extern const unsigned char kDeviceReduceFatbin[];  // gpu/device_reduce_kernels.cu, embedded
+
 namespace {
 
 // The driver functions used, resolved by their versioned names (cuda.h maps the unversioned
@@ -34,6 +39,10 @@ struct Driver {
   CUresult (*eventCreate)(CUevent*, unsigned);
   CUresult (*eventRecord)(CUevent, CUstream);
   CUresult (*eventSynchronize)(CUevent);
+  CUresult (*moduleLoadData)(CUmodule*, const void*);
+  CUresult (*moduleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, CUstream, void**, void**);
 
   bool load(void* lib) {
     return resolve(lib, "cuInit", init) &&
@@ -43,7 +52,10 @@ struct Driver {
            resolve(lib, "cuMemcpyAsync", memcpyAsync) &&
            resolve(lib, "cuEventCreate", eventCreate) &&
            resolve(lib, "cuEventRecord", eventRecord) &&
-           resolve(lib, "cuEventSynchronize", eventSynchronize);
+           resolve(lib, "cuEventSynchronize", eventSynchronize) &&
+           resolve(lib, "cuModuleLoadData", moduleLoadData) &&
+           resolve(lib, "cuModuleGetFunction", moduleGetFunction) &&
+           resolve(lib, "cuLaunchKernel", launchKernel);
   }
 
  private:
@@ -110,6 +122,34 @@ class CudaMemory final : public DeviceMemory {
     return Status::kOk;
   }
 
+  bool canReduce(DataType type, ReduceOp op) const override {
+    return op != ReduceOp::kUser && isValidReduction(type, op) && type != DataType::kLongDouble &&
+           type != DataType::kLongDoubleInt;
+  }
+
+  Status startReduce(Lane lane, const void* a, const void* b, void* out, std::size_t count,
+                     DataType type, ReduceOp op, Ticket* ticket) override {
+    if (!canReduce(type, op)) return Status::kInvalidArgument;
+    Lanes* lanes = lanesOfThisThread();
+    if (!lanes) return Status::kInternal;
+    CUfunction fn = kernel(*lanes, type, op);
+    if (!fn) return Status::kInternal;
+    constexpr unsigned kThreads = 256, kMaxBlocks = 4096;
+    const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
+        kMaxBlocks, std::max<std::size_t>(1, (count + kThreads - 1) / kThreads)));
+    auto pa = reinterpret_cast<CUdeviceptr>(a), pb = reinterpret_cast<CUdeviceptr>(b),
+         pout = reinterpret_cast<CUdeviceptr>(out);
+    unsigned long long n = count;
+    void* params[] = {&pa, &pb, &pout, &n};
+    if (count && cu_.launchKernel(fn, blocks, 1, 1, kThreads, 1, 1, 0, lanes->stream[lane], params,
+                                  nullptr) != CUDA_SUCCESS) {
+      OVERPASS_ERROR("CUDA: reduction kernel %s/%s failed to launch", dataTypeName(type).data(),
+                     reduceOpName(op).data());
+      return Status::kInternal;
+    }
+    return record(*lanes, lane, ticket);
+  }
+
   Status wait(const Ticket& ticket) override {
     if (ticket.lane < 0) return Status::kOk;
     Lanes* lanes = lanesOfThisThread();
@@ -135,7 +175,50 @@ class CudaMemory final : public DeviceMemory {
     std::uint64_t issued[2] = {};
     std::deque<std::pair<std::uint64_t, CUevent>> pending[2];
     std::vector<CUevent> freeEvents;
+    CUmodule module = nullptr;  // the reduction kernels, loaded on first use
+    std::map<int, CUfunction> kernels;
   };
+
+  // A ticket for everything queued on the lane so far: an event recorded behind it.
+  Status record(Lanes& lanes, Lane lane, Ticket* ticket) {
+    CUevent event = nullptr;
+    if (!lanes.freeEvents.empty()) {
+      event = lanes.freeEvents.back();
+      lanes.freeEvents.pop_back();
+    } else if (cu_.eventCreate(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+      OVERPASS_ERROR("CUDA: cannot create an event");
+      return Status::kInternal;
+    }
+    if (cu_.eventRecord(event, lanes.stream[lane]) != CUDA_SUCCESS) {
+      lanes.freeEvents.push_back(event);
+      OVERPASS_ERROR("CUDA: cannot record an event");
+      return Status::kInternal;
+    }
+    *ticket = {lane, ++lanes.issued[lane]};
+    lanes.pending[lane].push_back({ticket->seq, event});
+    return Status::kOk;
+  }
+
+  // The kernel for (type, op) in the context's module, loaded from the embedded fatbin on first
+  // use.
+  CUfunction kernel(Lanes& lanes, DataType type, ReduceOp op) {
+    const int key =
+        static_cast<int>(type) * static_cast<int>(ReduceOp::kCount) + static_cast<int>(op);
+    if (auto it = lanes.kernels.find(key); it != lanes.kernels.end()) return it->second;
+    if (!lanes.module && cu_.moduleLoadData(&lanes.module, kDeviceReduceFatbin) != CUDA_SUCCESS) {
+      OVERPASS_ERROR("CUDA: cannot load the reduction kernels (no code for this GPU?)");
+      return nullptr;
+    }
+    const std::string name =
+        "overpass_reduce_" + std::string(dataTypeName(type)) + "_" + std::string(reduceOpName(op));
+    CUfunction fn = nullptr;
+    if (cu_.moduleGetFunction(&fn, lanes.module, name.c_str()) != CUDA_SUCCESS) {
+      OVERPASS_ERROR("CUDA: no kernel %s", name.c_str());
+      return nullptr;
+    }
+    lanes.kernels.emplace(key, fn);
+    return fn;
+  }
 
   // The lanes of the calling thread's current context (the one the application made current, as
   // CUDA-aware MPI libraries expect).

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/datatype.h"
 #include "common/status.h"
 
 namespace overpass {
@@ -49,6 +50,15 @@ class DeviceMemory {
   virtual Status startCopy(Lane lane, void* dst, const void* src, std::size_t bytes,
                            Ticket* ticket) = 0;
   virtual Status wait(const Ticket& ticket) = 0;
+
+  // Reductions on the device: out[i] = a[i] op b[i] for `count` elements of `type`, all three in
+  // device memory, queued on `lane` behind the copies started there. canReduce says which
+  // (type, op) have a device kernel; the others stay on the host.
+  virtual bool canReduce(DataType, ReduceOp) const { return false; }
+  virtual Status startReduce(Lane, const void*, const void*, void*, std::size_t, DataType, ReduceOp,
+                             Ticket*) {
+    return Status::kInvalidArgument;
+  }
 
   Status toHost(void* host, const void* device, std::size_t bytes) {
     Ticket t;

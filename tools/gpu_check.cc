@@ -1,0 +1,209 @@
+// overpass-gpu-check: checks and measures Overpass's GPU layer on a machine with a GPU, without
+// MPI (scripts/gpu-check runs it where no MPI library is installed). Prints one table and exits
+// non-zero if a check fails:
+//   - memory kinds: cudaMalloc, cudaMallocManaged, cudaMallocHost, a stream-ordered pool
+//     allocation, malloc; a freed and reallocated address gets a new buffer id;
+//   - every device reduction kernel (type x op) against the host kernels, bit for bit;
+//   - the float-sum kernel's bandwidth against a device-to-device copy (goal: >= 80%);
+//   - the staging pipeline on real CUDA lanes against staging whole buffers.
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "coll/reduce_kernels.h"
+#include "gpu/memory.h"
+#include "gpu/staging_pipeline.h"
+
+namespace {
+
+using overpass::DataType;
+using overpass::DeviceMemory;
+using overpass::MemoryKind;
+using overpass::ReduceOp;
+using overpass::Status;
+using Clock = std::chrono::steady_clock;
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  std::printf("%-60s %s\n", what.c_str(), ok ? "ok" : "FAILED");
+  if (!ok) ++failures;
+}
+
+void cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "overpass-gpu-check: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(2);
+  }
+}
+
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+void memoryKinds(DeviceMemory& m) {
+  void *dev = nullptr, *managed = nullptr, *pinned = nullptr, *pooled = nullptr;
+  cuda(cudaMalloc(&dev, 1 << 20), "cudaMalloc");
+  cuda(cudaMallocManaged(&managed, 1 << 20), "cudaMallocManaged");
+  cuda(cudaMallocHost(&pinned, 1 << 20), "cudaMallocHost");
+  cuda(cudaMallocAsync(&pooled, 1 << 20, nullptr), "cudaMallocAsync");
+  cuda(cudaStreamSynchronize(nullptr), "sync");
+  std::vector<char> plain(1 << 20);
+  const auto d = m.classify(dev), g = m.classify(managed), h = m.classify(pinned),
+             p = m.classify(pooled), s = m.classify(plain.data());
+  check(d.kind == MemoryKind::kDevice && d.ipcExportable, "cudaMalloc: device, IPC-exportable");
+  check(g.kind == MemoryKind::kManaged && !g.ipcExportable, "cudaMallocManaged: managed");
+  check(h.kind == MemoryKind::kHost, "cudaMallocHost: host");
+  check(p.kind == MemoryKind::kDevice && !p.ipcExportable, "cudaMallocAsync: device, staged");
+  check(s.kind == MemoryKind::kHost, "malloc: host");
+  const auto id = d.bufferId;
+  cuda(cudaFree(dev), "cudaFree");
+  cuda(cudaMalloc(&dev, 1 << 20), "cudaMalloc");
+  check(m.classify(dev).bufferId != id, "reallocation: a new buffer id");
+  cudaFree(dev);
+  cudaFree(managed);
+  cudaFreeHost(pinned);
+  cudaFreeAsync(pooled, nullptr);
+  cudaStreamSynchronize(nullptr);
+}
+
+void kernels(DeviceMemory& m) {
+  const std::size_t n = 100003;
+  std::mt19937 gen(7);
+  int checked = 0, wrong = 0;
+  for (int t = 0; t < static_cast<int>(DataType::kCount); ++t)
+    for (int o = 0; o < static_cast<int>(ReduceOp::kCount); ++o) {
+      const auto type = static_cast<DataType>(t);
+      const auto op = static_cast<ReduceOp>(o);
+      if (!m.canReduce(type, op)) continue;
+      const std::size_t bytes = n * overpass::dataTypeSize(type);
+      std::vector<unsigned char> a(bytes), b(bytes), want(bytes), got(bytes);
+      for (auto& x : a) x = static_cast<unsigned char>(gen() % 7);  // small: no inf, few NaN
+      for (auto& x : b) x = static_cast<unsigned char>(gen() % 7);
+      overpass::reduceInto(a.data(), b.data(), want.data(), n, type, op);
+      void *da, *db, *dout;
+      cuda(cudaMalloc(&da, bytes), "cudaMalloc");
+      cuda(cudaMalloc(&db, bytes), "cudaMalloc");
+      cuda(cudaMalloc(&dout, bytes), "cudaMalloc");
+      cudaMemcpy(da, a.data(), bytes, cudaMemcpyHostToDevice);
+      cudaMemcpy(db, b.data(), bytes, cudaMemcpyHostToDevice);
+      DeviceMemory::Ticket ticket;
+      const bool ran =
+          m.startReduce(DeviceMemory::kDown, da, db, dout, n, type, op, &ticket) == Status::kOk &&
+          m.wait(ticket) == Status::kOk;
+      cudaMemcpy(got.data(), dout, bytes, cudaMemcpyDeviceToHost);
+      ++checked;
+      if (!ran || got != want) {
+        ++wrong;
+        std::printf("  kernel %s/%s differs from the host\n",
+                    std::string(overpass::dataTypeName(type)).c_str(),
+                    std::string(overpass::reduceOpName(op)).c_str());
+      }
+      cudaFree(da);
+      cudaFree(db);
+      cudaFree(dout);
+    }
+  check(wrong == 0 && checked > 0,
+        "device kernels equal the host kernels (" + std::to_string(checked) + " type x op)");
+}
+
+void bandwidth(DeviceMemory& m) {
+  const std::size_t n = std::size_t{64} << 20, bytes = n * sizeof(float);  // 256 MiB per operand
+  void *a, *b, *out;
+  cuda(cudaMalloc(&a, bytes), "cudaMalloc");
+  cuda(cudaMalloc(&b, bytes), "cudaMalloc");
+  cuda(cudaMalloc(&out, bytes), "cudaMalloc");
+  cudaMemset(a, 0, bytes);
+  cudaMemset(b, 0, bytes);
+  cudaDeviceSynchronize();
+  auto best = [](auto&& run) {
+    double t = 1e30;
+    for (int i = 0; i < 5; ++i) {
+      const auto start = Clock::now();
+      run();
+      t = std::min(t, seconds(start, Clock::now()));
+    }
+    return t;
+  };
+  const double copy = best([&] {
+    cudaMemcpy(out, a, bytes, cudaMemcpyDeviceToDevice);
+    cudaDeviceSynchronize();
+  });
+  const double reduce = best([&] {
+    DeviceMemory::Ticket t;
+    m.startReduce(DeviceMemory::kDown, a, b, out, n, DataType::kFloat, ReduceOp::kSum, &t);
+    m.wait(t);
+  });
+  const double copyRate = 2.0 * bytes / copy / 1e9, reduceRate = 3.0 * bytes / reduce / 1e9;
+  std::printf("%-60s %.0f GB/s\n", "device copy (read + write)", copyRate);
+  std::printf("%-60s %.0f GB/s\n", "float sum kernel (2 reads + write)", reduceRate);
+  check(reduceRate >= 0.8 * copyRate, "float sum kernel >= 80% of the copy bandwidth");
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(out);
+}
+
+void pipeline(DeviceMemory& m) {
+  const std::size_t bytes = std::size_t{64} << 20;
+  void *in, *out;
+  cuda(cudaMalloc(&in, bytes), "cudaMalloc");
+  cuda(cudaMalloc(&out, bytes), "cudaMalloc");
+  std::vector<unsigned char> source(bytes), result(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) source[i] = static_cast<unsigned char>(i * 13);
+  cudaMemcpy(in, source.data(), bytes, cudaMemcpyHostToDevice);
+  auto run = [&](std::size_t chunk) {
+    const overpass::PipelinePlan plan{bytes, chunk, 3};
+    std::vector<unsigned char> staging(overpass::pipelineStagingBytes(plan));
+    const auto start = Clock::now();
+    const Status s = overpass::runPipelined(m, in, out, plan, staging.data(),
+                                            [](std::size_t, std::size_t n, const void* a, void* b) {
+                                              const auto* x = static_cast<const unsigned char*>(a);
+                                              auto* y = static_cast<unsigned char*>(b);
+                                              for (std::size_t i = 0; i < n; ++i)
+                                                y[i] = static_cast<unsigned char>(x[i] ^ 0x5a);
+                                              return Status::kOk;
+                                            });
+    const double t = seconds(start, Clock::now());
+    cudaMemcpy(result.data(), out, bytes, cudaMemcpyDeviceToHost);
+    bool right = s == Status::kOk;
+    for (std::size_t i = 0; right && i < bytes; ++i) right = result[i] == (source[i] ^ 0x5a);
+    return std::pair{t, right};
+  };
+  const auto whole = run(bytes), chunked = run(std::size_t{1} << 20);
+  std::printf("%-60s %.2f ms\n", "64 MiB through host memory, whole", whole.first * 1e3);
+  std::printf("%-60s %.2f ms\n", "64 MiB through host memory, 1 MiB chunks, depth 3",
+              chunked.first * 1e3);
+  check(whole.second && chunked.second, "staging pipeline on CUDA lanes: results");
+  cudaFree(in);
+  cudaFree(out);
+}
+
+}  // namespace
+
+int main() {
+  int devices = 0;
+  cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+  cuda(cudaSetDevice(0), "cudaSetDevice");
+  cuda(cudaFree(nullptr), "context");
+  overpass::initDeviceMemory(false);
+  DeviceMemory* m = overpass::deviceMemory();
+  if (!m) {
+    std::fprintf(stderr, "overpass-gpu-check: Overpass's CUDA backend did not activate\n");
+    return 2;
+  }
+  std::printf("overpass-gpu-check: %d device(s), backend %s\n", devices,
+              std::string(m->name()).c_str());
+  memoryKinds(*m);
+  kernels(*m);
+  bandwidth(*m);
+  pipeline(*m);
+  std::printf("%s\n",
+              failures ? "overpass-gpu-check: FAILED" : "overpass-gpu-check: all checks passed");
+  return failures ? 1 : 0;
+}
