@@ -39,6 +39,8 @@ struct Driver {
   CUresult (*eventCreate)(CUevent*, unsigned);
   CUresult (*eventRecord)(CUevent, CUstream);
   CUresult (*eventSynchronize)(CUevent);
+  CUresult (*memHostAlloc)(void**, std::size_t, unsigned);
+  CUresult (*memFreeHost)(void*);
   CUresult (*moduleLoadData)(CUmodule*, const void*);
   CUresult (*moduleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -53,6 +55,8 @@ struct Driver {
            resolve(lib, "cuEventCreate", eventCreate) &&
            resolve(lib, "cuEventRecord", eventRecord) &&
            resolve(lib, "cuEventSynchronize", eventSynchronize) &&
+           resolve(lib, "cuMemHostAlloc", memHostAlloc) &&
+           resolve(lib, "cuMemFreeHost", memFreeHost) &&
            resolve(lib, "cuModuleLoadData", moduleLoadData) &&
            resolve(lib, "cuModuleGetFunction", moduleGetFunction) &&
            resolve(lib, "cuLaunchKernel", launchKernel);
@@ -120,6 +124,15 @@ class CudaMemory final : public DeviceMemory {
     *ticket = {lane, ++lanes->issued[lane]};
     lanes->pending[lane].push_back({ticket->seq, event});
     return Status::kOk;
+  }
+
+  void* allocateHost(std::size_t bytes) override {
+    void* p = nullptr;
+    if (cu_.memHostAlloc(&p, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS) return p;
+    return DeviceMemory::allocateHost(bytes);  // no context yet, or out of pinned memory
+  }
+  void freeHost(void* p) override {
+    if (cu_.memFreeHost(p) != CUDA_SUCCESS) DeviceMemory::freeHost(p);
   }
 
   bool canReduce(DataType type, ReduceOp op) const override {

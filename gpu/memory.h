@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string_view>
 
 #include "common/datatype.h"
@@ -60,6 +61,11 @@ class DeviceMemory {
     return Status::kInvalidArgument;
   }
 
+  // Host memory for staging: page-locked where the backend can (copies to and from it run
+  // asynchronously and at full speed), plain otherwise. Null on failure.
+  virtual void* allocateHost(std::size_t bytes) { return ::operator new(bytes, std::nothrow); }
+  virtual void freeHost(void* p) { ::operator delete(p); }
+
   Status toHost(void* host, const void* device, std::size_t bytes) {
     Ticket t;
     const Status s = startCopy(kUp, host, device, bytes, &t);
@@ -70,6 +76,37 @@ class DeviceMemory {
     const Status s = startCopy(kDown, device, host, bytes, &t);
     return s == Status::kOk ? wait(t) : s;
   }
+};
+
+// Staging memory, grown on demand and kept (per communicator): slots of host memory allocated
+// through the backend active when a slot grows, and freed through the same one.
+class HostStaging {
+ public:
+  static constexpr int kSlots = 4;
+  HostStaging() = default;
+  HostStaging(const HostStaging&) = delete;
+  HostStaging& operator=(const HostStaging&) = delete;
+  ~HostStaging() {
+    for (Slot& s : slots_)
+      if (s.data) s.owner->freeHost(s.data);
+  }
+  // Null when the memory cannot be had.
+  void* get(int slot, std::size_t bytes, DeviceMemory& memory) {
+    Slot& s = slots_[slot];
+    if (s.size >= bytes && s.data) return s.data;
+    if (s.data) s.owner->freeHost(s.data);
+    s = {memory.allocateHost(bytes), bytes, &memory};
+    if (!s.data) s.size = 0;
+    return s.data;
+  }
+
+ private:
+  struct Slot {
+    void* data = nullptr;
+    std::size_t size = 0;
+    DeviceMemory* owner = nullptr;
+  };
+  Slot slots_[kSlots];
 };
 
 // The backend of a process without device memory: everything is host memory, copies are

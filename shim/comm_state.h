@@ -12,6 +12,7 @@
 
 #include "coll/selector.h"
 #include "coll/team.h"
+#include "gpu/memory.h"
 #include "shim/pmpi_transport.h"
 #include "shm/arena.h"
 #include "shm/channel.h"
@@ -25,10 +26,10 @@ struct CommState {
   MPI_Comm dup = MPI_COMM_NULL;
   std::unique_ptr<Transport> transport;  // UcxTransport, or PmpiTransport over `dup`
   std::uint32_t ucxCommId = 0;           // the communicator's id in UCX tags (0: not UCX)
-  Topology topology;      // derived from the job's topology by rank translation, no communication
-  Scratch scratch;        // for the algorithms
-  Scratch staging;        // for the shim: packing of non-contiguous data, in-place copies
-  Scratch deviceStaging;  // host copies of device buffers (shim/device_staging.h)
+  Topology topology;  // derived from the job's topology by rank translation, no communication
+  Scratch scratch;    // for the algorithms
+  Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
+  HostStaging deviceStaging;           // host copies of device buffers (shim/device_staging.h)
   bool deviceCapable = false;          // some rank may pass device buffers: agreed at creation
   SelectionCache selections;           // memoised selector decisions
   std::unique_ptr<ShmArena> arena;     // this rank's node's shared memory (shim/comm_state.cc)

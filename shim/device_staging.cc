@@ -22,7 +22,8 @@ int DeviceStaging::add(const void*& buf, std::size_t count, MPI_Datatype type, b
   const MPI_Aint hi = trueLb + trueExtent + std::max<MPI_Aint>(0, reach);
   const auto bytes = static_cast<std::size_t>(hi - lo);
   auto* device = const_cast<char*>(static_cast<const char*>(buf)) + lo;
-  auto* host = static_cast<char*>(scratch_.get(count_, bytes));
+  auto* host = static_cast<char*>(staging_.get(count_, bytes, memory_));
+  if (!host) return MPI_ERR_NO_MEM;
   // An output whose elements do not cover their span keeps the bytes in between: copy it too.
   if (read || bytes != packedBytes(static_cast<int>(std::min<std::size_t>(count, 1)), type) * count)
     if (memory_.toHost(host, device, bytes) != Status::kOk) return MPI_ERR_OTHER;

@@ -12,14 +12,13 @@
 
 #include <cstddef>
 
-#include "coll/team.h"
 #include "gpu/memory.h"
 
 namespace overpass::shim {
 
 class DeviceStaging {
  public:
-  DeviceStaging(DeviceMemory& memory, Scratch& scratch) : memory_(memory), scratch_(scratch) {}
+  DeviceStaging(DeviceMemory& memory, HostStaging& staging) : memory_(memory), staging_(staging) {}
 
   // `buf` points at the call's pointer to `count` elements of `type`. Returns an MPI error code.
   int add(const void*& buf, std::size_t count, MPI_Datatype type, bool read, bool written);
@@ -40,10 +39,10 @@ class DeviceStaging {
     std::size_t bytes;
     bool written;
   };
-  static constexpr int kMaxBuffers = Scratch::kSlots;
+  static constexpr int kMaxBuffers = HostStaging::kSlots;
 
   DeviceMemory& memory_;
-  Scratch& scratch_;
+  HostStaging& staging_;
   Staged staged_[kMaxBuffers];
   int count_ = 0;
 };

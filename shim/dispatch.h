@@ -100,17 +100,18 @@ template <class Call>
 int runChunked(CommState& state, const Call& call, const CallShape& shape, const Algorithm** used) {
   const Algorithm& whole = **used;
   const Config& config = runtime().config;
-  DeviceMemory* device = deviceMemory();
+  DeviceMemory& memory = deviceMemory() ? *deviceMemory() : hostMemory();
   const std::size_t e = call.elementBytes();
   const PipelinePlan plan{shape.bytes, std::max(e, config.gpuChunk / e * e), config.gpuDepth};
   auto* staging =
-      static_cast<unsigned char*>(state.deviceStaging.get(0, pipelineStagingBytes(plan)));
+      static_cast<unsigned char*>(state.deviceStaging.get(0, pipelineStagingBytes(plan), memory));
+  if (!staging) return MPI_ERR_NO_MEM;
   const auto [in, out] = call.pipelineBuffers(state.transport->rank());
   OVERPASS_TRACE("%s: %zu bytes in chunks of %zu through the staging pipeline",
                  collectiveName(shape.coll).data(), shape.bytes, plan.chunk);
   int rc = MPI_SUCCESS;
   const Status status =
-      runPipelined(device ? *device : hostMemory(), in, out, plan, staging,
+      runPipelined(memory, in, out, plan, staging,
                    [&](std::size_t, std::size_t bytes, const void* hostIn, void* hostOut) {
                      Call chunk = call.slice(hostIn, hostOut, bytes / e);
                      CallShape chunkShape = shape;

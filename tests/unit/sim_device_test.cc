@@ -52,3 +52,43 @@ TEST(DeviceMemory, NoBackendOnAMachineWithoutGpuUnlessSimulated) {
 
 }  // namespace
 }  // namespace overpass
+
+namespace overpass {
+namespace {
+
+// HostStaging keeps a slot until it must grow, and frees each allocation through the backend that
+// made it (pinned memory must go back to the driver).
+TEST(DeviceMemory, HostStagingGrowsKeepsAndFreesThroughItsOwner) {
+  struct Counting final : public DeviceMemory {
+    int allocations = 0, frees = 0;
+    std::string_view name() const override { return "counting"; }
+    PointerInfo classify(const void*) override { return {}; }
+    Status startCopy(Lane, void*, const void*, std::size_t, Ticket*) override {
+      return Status::kOk;
+    }
+    Status wait(const Ticket&) override { return Status::kOk; }
+    void* allocateHost(std::size_t bytes) override {
+      ++allocations;
+      return DeviceMemory::allocateHost(bytes);
+    }
+    void freeHost(void* p) override {
+      ++frees;
+      DeviceMemory::freeHost(p);
+    }
+  } first, second;
+  {
+    HostStaging staging;
+    void* a = staging.get(0, 100, first);
+    EXPECT_EQ(staging.get(0, 50, second), a);  // big enough: kept, whoever asks
+    staging.get(0, 1000, second);              // grows: freed by its owner, made by the asker
+    staging.get(1, 10, first);
+    EXPECT_EQ(first.allocations, 2);
+    EXPECT_EQ(first.frees, 1);
+    EXPECT_EQ(second.allocations, 1);
+  }
+  EXPECT_EQ(first.frees, 2);
+  EXPECT_EQ(second.frees, 1);
+}
+
+}  // namespace
+}  // namespace overpass
