@@ -6,7 +6,7 @@
 namespace overpass {
 namespace {
 
-constexpr std::size_t kPerCollective = 2 + kMaxAlgorithms + kNumFallbackReasons;
+constexpr std::size_t kPerCollective = 3 + kMaxAlgorithms + kNumFallbackReasons;
 
 struct View {
   const StatsReport& r;
@@ -15,9 +15,10 @@ struct View {
   }
   std::uint64_t calls(std::size_t c) const { return at(c, 0); }
   std::uint64_t bytes(std::size_t c) const { return at(c, 1); }
-  std::uint64_t algorithm(std::size_t c, std::size_t a) const { return at(c, 2 + a); }
+  std::uint64_t device(std::size_t c) const { return at(c, 2); }
+  std::uint64_t algorithm(std::size_t c, std::size_t a) const { return at(c, 3 + a); }
   std::uint64_t fallback(std::size_t c, std::size_t f) const {
-    return at(c, 2 + kMaxAlgorithms + f);
+    return at(c, 3 + kMaxAlgorithms + f);
   }
   std::uint64_t fallbacks(std::size_t c) const {
     std::uint64_t n = 0;
@@ -51,12 +52,17 @@ void Stats::recordFallback(Collective coll, FallbackReason reason) {
       1, std::memory_order_relaxed);
 }
 
+void Stats::recordDevice(Collective coll) {
+  colls_[index(coll)].device.fetch_add(1, std::memory_order_relaxed);
+}
+
 std::vector<std::uint64_t> Stats::counters() const {
   std::vector<std::uint64_t> out;
   out.reserve(kNumCollectives * kPerCollective);
   for (const PerCollective& c : colls_) {
     out.push_back(c.calls.load());
     out.push_back(c.bytes.load());
+    out.push_back(c.device.load());
     for (const auto& a : c.algorithms) out.push_back(a.load());
     for (const auto& f : c.fallbacks) out.push_back(f.load());
   }
@@ -78,8 +84,9 @@ std::string formatStatsTable(const StatsReport& report) {
                 "collective, min/avg/max over ranks\n",
                 report.ranks);
   out += line;
-  std::snprintf(line, sizeof(line), "%-21s %10s %11s %10s %10s %10s %9s  %s\n", "collective",
-                "calls", "bytes", "min ms", "avg ms", "max ms", "fallbacks", "algorithms");
+  std::snprintf(line, sizeof(line), "%-21s %10s %11s %10s %10s %10s %9s %9s  %s\n", "collective",
+                "calls", "bytes", "min ms", "avg ms", "max ms", "fallbacks", "on device",
+                "algorithms");
   out += line;
   for (std::size_t c = 0; c < kNumCollectives; ++c) {
     if (v.calls(c) == 0) continue;
@@ -94,12 +101,13 @@ std::string formatStatsTable(const StatsReport& report) {
         reasons += std::string(reasons.empty() ? " (" : ", ") +
                    std::string(kFallbackReasonNames[f]) + "=" + std::to_string(v.fallback(c, f));
     if (!reasons.empty()) reasons += ")";
-    std::snprintf(line, sizeof(line), "%-21s %10llu %11s %10.3f %10.3f %10.3f %9llu  %s%s\n",
+    std::snprintf(line, sizeof(line), "%-21s %10llu %11s %10.3f %10.3f %10.3f %9llu %9llu  %s%s\n",
                   std::string(kCollectiveNames[c]).c_str(),
                   static_cast<unsigned long long>(v.calls(c)), humanBytes(v.bytes(c)).c_str(),
                   report.timeMin[c] / 1e6, report.timeSum[c] / report.ranks / 1e6,
                   report.timeMax[c] / 1e6, static_cast<unsigned long long>(v.fallbacks(c)),
-                  algorithms.c_str(), reasons.c_str());
+                  static_cast<unsigned long long>(v.device(c)), algorithms.c_str(),
+                  reasons.c_str());
     out += line;
   }
   return out;
@@ -120,6 +128,7 @@ std::string formatStatsJson(const StatsReport& report) {
         {"calls", v.calls(c)},
         {"bytes", v.bytes(c)},
         {"fallbacks", v.fallbacks(c)},
+        {"device_calls", v.device(c)},
         {"algorithms", algorithms},
         {"fallback_reasons", reasons},
         {"time_us",

@@ -24,6 +24,8 @@ class Stats {
   // passes the id of the collective's "pmpi" entry and its reason).
   void record(Collective coll, std::uint64_t bytes, std::size_t algorithm, std::uint64_t ns);
   void recordFallback(Collective coll, FallbackReason reason);
+  // One call of `coll` in which this rank's buffers included device memory (docs/GPU.md).
+  void recordDevice(Collective coll);
 
   // Counters in a fixed order, to be summed over ranks; and per-collective times in ns.
   std::vector<std::uint64_t> counters() const;
@@ -31,7 +33,7 @@ class Stats {
 
  private:
   struct PerCollective {
-    std::atomic<std::uint64_t> calls{0}, bytes{0}, ns{0};
+    std::atomic<std::uint64_t> calls{0}, bytes{0}, ns{0}, device{0};
     std::array<std::atomic<std::uint64_t>, kMaxAlgorithms> algorithms{};
     std::array<std::atomic<std::uint64_t>, kNumFallbackReasons> fallbacks{};
   };

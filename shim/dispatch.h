@@ -78,8 +78,9 @@ concept Chunkable = requires(const Call c) {
 // allreduce on the private communicator (a few microseconds, against the milliseconds of the
 // reductions that ask), so that all ranks go chunk by chunk or none does, and host-only calls on
 // a device-capable communicator keep their whole-call algorithm.
+// `*mineToo`: whether this rank's do.
 template <class Call>
-bool anyRankHasDeviceBuffers(CommState& state, const Call& call) {
+bool anyRankHasDeviceBuffers(CommState& state, const Call& call, bool* mineToo) {
   int mine = 0, any = 0;
   if (DeviceMemory* device = deviceMemory()) {
     const auto [in, out] = call.pipelineBuffers(state.transport->rank());
@@ -88,6 +89,7 @@ bool anyRankHasDeviceBuffers(CommState& state, const Call& call) {
   }
   ReentryGuard guard;
   PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, state.dup);
+  *mineToo = mine != 0;
   return any != 0;
 }
 
@@ -178,11 +180,13 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   if constexpr (Chunkable<Call>) {
+    bool mine = false;
     if ((!reason || *reason == FallbackReason::kSelected) && state->deviceCapable &&
         rt.config.gpuChunk && call.chunkable() && shape.bytes >= 2 * rt.config.gpuChunk &&
-        anyRankHasDeviceBuffers(*state, call)) {
+        anyRankHasDeviceBuffers(*state, call, &mine)) {
       int rc = runChunked(*state, call, shape, &algorithm);
       if (rc != MPI_SUCCESS) rc = raiseError(comm, rc);
+      if (timed && mine) rt.stats.recordDevice(coll);
       if (timed)
         rt.stats.record(
             coll, statisticsBytes(shape), algorithmId(*algorithm),
@@ -205,6 +209,7 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
                      staged = staging->add(buf, count, type, read, written);
                  });
     if (staged != MPI_SUCCESS) return raiseError(comm, staged);
+    if (timed && staging->any()) rt.stats.recordDevice(coll);
   }
   int rc;
   if (reason) {

@@ -23,6 +23,8 @@ def main():
     p.add_argument("--reason", action="append", default=[],
                    help="a fallback reason that must appear in the statistics")
     p.add_argument("--only-pmpi", action="store_true", help="every call must have gone to PMPI")
+    p.add_argument("--device-calls", default="",
+                   help="collectives that must have been called with device buffers")
     p.add_argument("--expect-fail", action="store_true", help="the job must exit non-zero")
     p.add_argument("--any-exit", action="store_true",
                    help="judge by the output only (mpirun --enable-recovery exits 0 even when "
@@ -158,6 +160,9 @@ def check_stats(path, a):
         algorithms = colls.get(name, {}).get("algorithms", {})
         if not any(n != "pmpi" and c > 0 for n, c in algorithms.items()):
             failures.append(f"{name}: no call served by an Overpass algorithm ({algorithms})")
+    for name in a.device_calls.split():
+        if colls.get(name, {}).get("device_calls", 0) == 0:
+            failures.append(f"{name}: no call recorded with device buffers ({colls.get(name)})")
     reasons = {r for c in colls.values() for r in c.get("fallback_reasons", {})}
     for r in a.reason:
         if r not in reasons:
@@ -166,7 +171,7 @@ def check_stats(path, a):
         for name, c in colls.items():
             if set(c["algorithms"]) != {"pmpi"}:
                 failures.append(f"{name}: served by {c['algorithms']} although all must be pmpi")
-    if not colls and (a.served or a.only_pmpi):
+    if not colls and (a.served or a.only_pmpi or a.device_calls):
         failures.append("no collective recorded at all")
     return failures
 

@@ -28,6 +28,7 @@ TEST(Stats, JsonFollowsTheDocumentedContract) {
   s.record(Collective::kAllreduce, 8, 0, 500);
   s.recordFallback(Collective::kAllreduce, FallbackReason::kNonCommutativeOp);
   s.record(Collective::kReduceScatterBlock, 4, 2, 10);
+  s.recordDevice(Collective::kAllreduce);
   const auto j = nlohmann::json::parse(formatStatsJson(reportOf(s, 1)));
   ASSERT_TRUE(j.contains("collectives"));
   const auto& a = j["collectives"]["allreduce"];
@@ -37,6 +38,8 @@ TEST(Stats, JsonFollowsTheDocumentedContract) {
   EXPECT_EQ(a["algorithms"]["ring"], 2);
   EXPECT_EQ(a["algorithms"]["pmpi"], 1);
   EXPECT_EQ(a["fallback_reasons"]["non_commutative_op"], 1);
+  EXPECT_EQ(a["device_calls"], 1);
+  EXPECT_EQ(j["collectives"]["reduce_scatter_block"]["device_calls"], 0);
   EXPECT_DOUBLE_EQ(a["time_us"]["avg"].get<double>(), 4.5);
   EXPECT_EQ(j["collectives"]["reduce_scatter_block"]["algorithms"]["tree"], 1);
   EXPECT_FALSE(j["collectives"].contains("bcast")) << "collectives never called are left out";
