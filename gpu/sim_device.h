@@ -17,7 +17,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define OVERPASS_SIM_DEVICE_BASE ((uintptr_t)0x600000000000ull)  /* 96 TiB */
+#define OVERPASS_SIM_DEVICE_BASE \
+  ((uintptr_t)0x200000000000ull) /* 32 TiB: clear of heap, libraries, sanitizers */
 #define OVERPASS_SIM_DEVICE_BYTES ((uintptr_t)0x010000000000ull) /* 1 TiB window */
 #define OVERPASS_SIM_ALIAS_OFFSET OVERPASS_SIM_DEVICE_BYTES      /* alias window follows */
 
@@ -32,28 +33,37 @@ static inline void* overpass_sim_alias(const void* device) {
 }
 
 /* Allocates `bytes` of simulated device memory (null on failure); allocations are never reused
- * within a process. Not thread-safe. */
+ * within a process. Not thread-safe. Each file that includes this header has its own cursor, so
+ * a place already taken (by another file's allocations) is skipped. */
 static inline void* overpass_sim_device_alloc(size_t bytes) {
   static uintptr_t next = 0;
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
   const size_t size = bytes == 0 ? page : (bytes + page - 1) / page * page;
-  if (next + size + page > OVERPASS_SIM_DEVICE_BYTES) return NULL;
-  int fd = memfd_create("overpass-sim-device", 0);
-  if (fd < 0) return NULL;
-  void* device = NULL;
-  void* alias = NULL;
-  if (ftruncate(fd, (off_t)size) == 0) {
-    device = mmap((void*)(OVERPASS_SIM_DEVICE_BASE + next), size, PROT_NONE,
-                  MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
-    alias = mmap((void*)(OVERPASS_SIM_DEVICE_BASE + OVERPASS_SIM_ALIAS_OFFSET + next), size,
-                 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+  for (; next + size + page <= OVERPASS_SIM_DEVICE_BYTES; next += size + page) {
+    void* want = (void*)(OVERPASS_SIM_DEVICE_BASE + next);
+    void* device =
+        mmap(want, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (device == MAP_FAILED || device != want) {
+      if (device != MAP_FAILED) munmap(device, size);
+      continue; /* taken: try further on */
+    }
+    /* The place is ours; now map the shared pages there and at the alias. */
+    int fd = memfd_create("overpass-sim-device", 0);
+    void* alias = MAP_FAILED;
+    if (fd >= 0 && ftruncate(fd, (off_t)size) == 0 &&
+        mmap(want, size, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0) == want)
+      alias = mmap((char*)want + OVERPASS_SIM_ALIAS_OFFSET, size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+    if (fd >= 0) close(fd);
+    if (alias != (char*)want + OVERPASS_SIM_ALIAS_OFFSET) {
+      munmap(want, size);
+      if (alias != MAP_FAILED) munmap(alias, size);
+      return NULL;
+    }
+    next += size + page; /* a guard page between allocations */
+    return want;
   }
-  close(fd);
-  if (device == MAP_FAILED || alias == MAP_FAILED || device == NULL ||
-      (uintptr_t)device != OVERPASS_SIM_DEVICE_BASE + next)
-    return NULL;
-  next += size + page; /* a guard page between allocations */
-  return device;
+  return NULL;
 }
 
 #endif

@@ -52,7 +52,7 @@ TEST(SimPipeline, ResultsForEveryPlacementDepthAndChunk) {
           for (std::size_t i = 0; i < bytes; ++i) source[i] = static_cast<unsigned char>(i * 7 + 1);
           unsigned char* devIn = deviceBuffer(bytes);
           unsigned char* devOut = deviceBuffer(bytes);
-          std::memcpy(alias(devIn), source.data(), bytes);
+          std::copy(source.begin(), source.end(), alias(devIn));
           std::memset(alias(devOut), 0xEE, bytes);
           hostIn = source;
           const void* in = nullptr;
@@ -116,7 +116,7 @@ TEST(SimPipeline, ResultsForEveryPlacementDepthAndChunk) {
                                     " bytes " + std::to_string(bytes) + " chunk " +
                                     std::to_string(chunk) + " depth " + std::to_string(depth);
           if (result)
-            EXPECT_EQ(std::memcmp(result, expected.data(), bytes), 0) << where;
+            EXPECT_TRUE(std::equal(expected.begin(), expected.end(), result)) << where;
           else
             EXPECT_EQ(seen, source) << where;
         }
