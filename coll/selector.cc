@@ -109,4 +109,18 @@ Selection Selector::select(const CallShape& call) const {
   return s;
 }
 
+const Algorithm& selectStep(const Selector* selector, const CollArgs& args, int teamSize,
+                            const Algorithm& fallback) {
+  if (!selector) return fallback;
+  CallShape shape;
+  shape.coll = args.coll;
+  shape.bytes = args.bytes;
+  shape.count = args.count;
+  shape.teamSize = teamSize;
+  shape.nodes = teamSize;
+  shape.perNode = 1;
+  const Algorithm* chosen = selector->select(shape).algorithm;
+  return chosen && !chosen->isPmpi() ? *chosen : fallback;
+}
+
 }  // namespace overpass

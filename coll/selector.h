@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "coll/coll_args.h"
 #include "coll/registry.h"
 #include "coll/tune.h"
 #include "common/config.h"
@@ -45,6 +46,14 @@ class Selector {
   std::vector<TuneRule> rules_;
   CostModel model_{};
 };
+
+// The algorithm for one step of a hierarchical algorithm, run on a sub-group of `teamSize` ranks
+// one per node (the ranks with the same local rank): the selector's choice for that call, as if
+// it were a call of its own on that many ranks (rules keyed by size and np apply), when it is an
+// Overpass algorithm; `fallback` without a selector or when the choice is the MPI library (which
+// cannot run on a sub-group). Every rank of the sub-group passes the same shape: the same choice.
+const Algorithm& selectStep(const Selector* selector, const CollArgs& args, int teamSize,
+                            const Algorithm& fallback);
 
 // Memoised selections of one communicator: a few recent shapes per collective, looked up before
 // the selector runs (the selector depends only on the shape and on state fixed at init). Not

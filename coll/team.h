@@ -13,6 +13,8 @@
 
 namespace overpass {
 
+class Selector;
+
 // Persistent scratch buffers, grown on demand and kept: per-call malloc/free of large buffers
 // costs page faults on every call.
 class Scratch {
@@ -44,6 +46,9 @@ struct Team {
   // Results larger than this go around the cache when copied out of shared memory
   // (shm/stream_copy.h): this rank's share of its last-level cache.
   std::size_t streamAbove = SIZE_MAX;
+  // Picks the algorithm of each step a hierarchical algorithm runs on a sub-group (selectStep in
+  // coll/selector.h); null: the steps' fixed defaults.
+  const Selector* selector = nullptr;
   int rank() const { return transport.rank(); }
   int size() const { return transport.size(); }
 };

@@ -114,12 +114,14 @@ constexpr Op sum_ = kSum, prod_ = kProd, min_ = kMin, max_ = kMax, land_ = kLand
              lxor_ = kLxor, band_ = kBand, bor_ = kBor, bxor_ = kBxor, minloc_ = kMinloc,
              maxloc_ = kMaxloc;
 
-#define OVERPASS_INTEGER(name, T)                                                                 \
-  OVERPASS_KERNEL(name, T, sum)                                                                   \
-  OVERPASS_KERNEL(name, T, prod) OVERPASS_KERNEL(name, T, min) OVERPASS_KERNEL(name, T, max)      \
-      OVERPASS_KERNEL(name, T, land) OVERPASS_KERNEL(name, T, lor) OVERPASS_KERNEL(name, T, lxor) \
-          OVERPASS_KERNEL(name, T, band) OVERPASS_KERNEL(name, T, bor)                            \
-              OVERPASS_KERNEL(name, T, bxor)
+// clang-format off
+#define OVERPASS_INTEGER(name, T)                                                        \
+  OVERPASS_KERNEL(name, T, sum) OVERPASS_KERNEL(name, T, prod)                           \
+  OVERPASS_KERNEL(name, T, min) OVERPASS_KERNEL(name, T, max)                            \
+  OVERPASS_KERNEL(name, T, land) OVERPASS_KERNEL(name, T, lor)                           \
+  OVERPASS_KERNEL(name, T, lxor) OVERPASS_KERNEL(name, T, band)                          \
+  OVERPASS_KERNEL(name, T, bor) OVERPASS_KERNEL(name, T, bxor)
+// clang-format on
 OVERPASS_INTEGER(int8, std::int8_t)
 OVERPASS_INTEGER(uint8, std::uint8_t)
 OVERPASS_INTEGER(int16, std::int16_t)

@@ -202,6 +202,7 @@ CommState* commState(MPI_Comm comm, int* error) {
     PMPI_Comm_set_errhandler(state->dup, MPI_ERRORS_RETURN);
     const std::vector<int> world = worldRanks(comm);
     state->topology = runtime().job.topologyOf(world);
+    state->selector = &runtime().selector;
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     if (runtime().ucx) {

@@ -1,7 +1,9 @@
 // Allreduce across nodes in three steps: the ranks of each node reduce-scatter the vector
 // (coll/node_reduce_scatter.h), so that local rank l holds slice l summed over its node; the l-th
 // ranks of all nodes (rail l) allreduce slice l among themselves with a flat algorithm on a
-// SubTransport, every rail in parallel; the ranks of each node allgather the finished slices. The
+// SubTransport, every rail in parallel (selected for that many ranks: coll/selector.h,
+// selectStep; by default the ring where it serves, else recursive doubling); the ranks of each
+// node allgather the finished slices. The
 // node steps go through the node's shared memory (chunk by chunk, as the shm allreduce) when the
 // node has a channel, else around a ring on a SubTransport of the node's ranks.
 //
@@ -18,7 +20,9 @@
 
 #include "coll/algorithms.h"
 #include "coll/node_reduce_scatter.h"
+#include "coll/registry.h"
 #include "coll/ring_allgather.h"
+#include "coll/selector.h"
 #include "ucx_transport/sub_transport.h"
 
 namespace overpass {
@@ -36,15 +40,19 @@ Status allreduceHierarchical(const CollArgs& args, Team& team) {
   const int nodes = topo->nodeCount();
   SubTransport railTransport(team.transport, topo->rails()[local]);
   Team railTeam{railTransport, team.scratch};
-  // The slice `n` elements at `at`, in place, among the l-th ranks of every node.
+  // The slice `n` elements at `at`, in place, among the l-th ranks of every node: an allreduce
+  // of its own, its algorithm selected for `nodes` ranks (by default the ring where it serves,
+  // else recursive doubling).
   auto acrossNodes = [&](unsigned char* at, std::size_t n) {
     CollArgs slice = args;
     slice.count = n;
     slice.bytes = n * (args.bytes / args.count);
     slice.sendbuf = slice.recvbuf = at;
-    return nodes > 2 && n >= static_cast<std::size_t>(nodes)
-               ? allreduceRing(slice, railTeam)
-               : allreduceRecursiveDoubling(slice, railTeam);
+    static const Algorithm& ring = *findAlgorithm(Collective::kAllreduce, "ring");
+    static const Algorithm& doubling = *findAlgorithm(Collective::kAllreduce, "recursive_doubling");
+    const bool ringServes = nodes > 2 && n >= static_cast<std::size_t>(nodes);
+    return selectStep(team.selector, slice, nodes, ringServes ? ring : doubling)
+        .run(slice, railTeam);
   };
 
   const RingBlocks slices(args, perNode);  // slice l: the part local rank l reduces and sends

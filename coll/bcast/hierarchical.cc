@@ -1,8 +1,8 @@
 // Bcast across nodes in two steps: the root and the ranks with the root's local rank on every
-// other node (the root's rail) run a binomial bcast among themselves (one copy of the message
-// per node crosses the network), then each of them broadcasts within its node, through the
-// node's shared memory (docs/SHM.md) when the node has a channel, else along a binomial tree on
-// the node's SubTransport.
+// other node (the root's rail) run a bcast among themselves, one copy of the message per node
+// across the network (an algorithm selected for that many ranks, by default the binomial tree);
+// then each of them broadcasts within its node, through the node's shared memory (docs/SHM.md)
+// when the node has a channel, else along a binomial tree on the node's SubTransport.
 // Cost with N nodes of L ranks: ceil(log2 N)(alpha + n beta) between nodes + the node step
 // (shared memory: one round and two copies per buffer-sized chunk).
 // Preconditions: every node holds the same number of ranks L >= 2 and N >= 2 (the registry's
@@ -11,6 +11,8 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
+#include "coll/registry.h"
+#include "coll/selector.h"
 #include "ucx_transport/sub_transport.h"
 
 namespace overpass {
@@ -29,7 +31,8 @@ Status bcastHierarchical(const CollArgs& args, Team& team) {
     Team railTeam{railTransport, team.scratch};
     CollArgs rail = args;
     rail.root = topo->nodeOf(args.root);
-    OVERPASS_CHECK(bcastBinomial(rail, railTeam));
+    static const Algorithm& binomial = *findAlgorithm(Collective::kBcast, "binomial");
+    OVERPASS_CHECK(selectStep(team.selector, rail, railTeam.size(), binomial).run(rail, railTeam));
   }
 
   if (team.nodeShm) {  // within the node, from the rank of the root's rail

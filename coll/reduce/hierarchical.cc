@@ -1,8 +1,8 @@
 // Reduce across nodes in three steps: the ranks of each node reduce-scatter the vector
 // (coll/node_reduce_scatter.h), so that local rank l holds slice l summed over its node; the
-// l-th ranks of all nodes (rail l) reduce slice l along a binomial tree to the rail's rank on
-// the root's node, every rail in parallel; the ranks of the root's node send their finished
-// slices to the root.
+// l-th ranks of all nodes (rail l) reduce slice l to the rail's rank on the root's node, every
+// rail in parallel (an algorithm selected for that many ranks, by default the binomial tree); the
+// ranks of the root's node send their finished slices to the root.
 //
 // Cost with N nodes of L ranks: the node reduce-scatter ((L - 1) rounds of n/L), ceil(log2 N) x
 // (alpha + n/L (beta + gamma)) between nodes, and L - 1 messages of n/L into the root: each
@@ -14,6 +14,8 @@
 
 #include "coll/algorithms.h"
 #include "coll/node_reduce_scatter.h"
+#include "coll/registry.h"
+#include "coll/selector.h"
 #include "ucx_transport/sub_transport.h"
 
 namespace overpass {
@@ -41,7 +43,9 @@ Status reduceHierarchical(const CollArgs& args, Team& team) {
     slice.bytes = slices.bytes(local);
     slice.sendbuf = slice.recvbuf = mine;
     slice.root = rootNode;
-    OVERPASS_CHECK(reduceBinomial(slice, railTeam));
+    static const Algorithm& binomial = *findAlgorithm(Collective::kReduce, "binomial");
+    OVERPASS_CHECK(
+        selectStep(team.selector, slice, railTeam.size(), binomial).run(slice, railTeam));
   }
 
   if (topo->nodeOf(rank) != rootNode) return Status::kOk;

@@ -270,3 +270,32 @@ TEST(SelectionCache, RemembersPerShapeAndTellsShapesApart) {
 
 }  // namespace
 }  // namespace overpass
+
+namespace overpass {
+namespace {
+
+// The steps of hierarchical algorithms are calls of their own on one rank per node: rules keyed
+// by np decide them; the MPI library (which cannot run on a sub-group) and a missing selector
+// leave the step's default.
+TEST(Selector, StepsOfHierarchicalAlgorithmsAreSelectedForTheirSubGroup) {
+  const Algorithm& ring = *findAlgorithm(Collective::kAllreduce, "ring");
+  const Algorithm& binomial = *findAlgorithm(Collective::kBcast, "binomial");
+  CollArgs slice;
+  slice.coll = Collective::kAllreduce;
+  slice.bytes = 4096;
+  slice.count = 1024;
+  const Selector defaults = selectorWith({});
+  EXPECT_EQ(selectStep(&defaults, slice, 2, ring).name, "recursive_doubling");  // np=2 rule
+  EXPECT_EQ(&selectStep(nullptr, slice, 2, ring), &ring);
+  const Selector tuned = selectorWith({{"OVERPASS_TUNE", "allreduce:np=2:@knomial"}});
+  EXPECT_EQ(selectStep(&tuned, slice, 2, ring).name, "knomial");
+  const Selector library = selectorWith({{"OVERPASS_TUNE", "allreduce:@pmpi"}});
+  EXPECT_EQ(&selectStep(&library, slice, 2, ring), &ring);
+  CollArgs tiny;
+  tiny.coll = Collective::kBcast;
+  tiny.bytes = tiny.count = 8;  // the built-in rules send it to the MPI library at np 3-4
+  EXPECT_EQ(&selectStep(&defaults, tiny, 3, binomial), &binomial);
+}
+
+}  // namespace
+}  // namespace overpass
