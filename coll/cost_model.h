@@ -28,6 +28,7 @@ struct CallShape {
   std::size_t shmBuffer = 0;  // bytes of each rank's shared-memory buffer (0: no channel)
   int nodes = 1;              // nodes the team spans
   int perNode = 0;            // ranks on every node if all nodes have as many, else 0
+  bool acrossNodes = false;   // the inter-node step of a hierarchical algorithm (selectStep)
 };
 
 // Helpers for the cost formulas of the registry.

@@ -88,7 +88,7 @@ std::optional<Selector> Selector::create(const Config& config, std::vector<std::
 Selection Selector::select(const CallShape& call) const {
   Selection s;
   for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
-    if (!it->matches(call.coll, call.bytes, call.teamSize)) continue;
+    if (!it->matches(call.coll, call.bytes, call.teamSize, call.acrossNodes)) continue;
     if (it->algorithm->canServe(call)) {
       s.algorithm = it->algorithm;
       s.rule = &*it;
@@ -119,6 +119,7 @@ const Algorithm& selectStep(const Selector* selector, const CollArgs& args, int 
   shape.teamSize = teamSize;
   shape.nodes = teamSize;
   shape.perNode = 1;
+  shape.acrossNodes = true;
   const Algorithm* chosen = selector->select(shape).algorithm;
   return chosen && !chosen->isPmpi() ? *chosen : fallback;
 }

@@ -118,6 +118,20 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
       ranked = true;
       rule.minRanks = static_cast<int>(lo);
       rule.maxRanks = hi > kMaxRanks ? std::numeric_limits<int>::max() : static_cast<int>(hi);
+    } else if (f.rfind("level=", 0) == 0) {
+      const std::string_view l = f.substr(6);
+      if (rule.level != TuneRule::Level::kAny) {
+        *why = "'" + std::string(f) + "': a second level in one rule";
+        return std::nullopt;
+      }
+      if (l == "team") {
+        rule.level = TuneRule::Level::kTeam;
+      } else if (l == "nodes") {
+        rule.level = TuneRule::Level::kNodes;
+      } else {
+        *why = "'" + std::string(f) + "' is not a level: level=team or level=nodes";
+        return std::nullopt;
+      }
     } else if (std::size_t lo = 0, hi = 0; parseRange(f, &lo, &hi)) {
       if (sized) {
         *why = "'" + std::string(f) + "': a second size range in one rule";
@@ -132,8 +146,8 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
       rule.maxBytes = hi;
     } else {
       *why = "'" + std::string(f) +
-             "' is neither a size range (LO-HI with K/M/G or inf, LO < HI), np=..., nor "
-             "@algorithm";
+             "' is neither a size range (LO-HI with K/M/G or inf, LO < HI), np=..., "
+             "level=..., nor @algorithm";
       return std::nullopt;
     }
   }

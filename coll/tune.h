@@ -4,6 +4,9 @@
 //   rule   := collective (':' field)*          exactly one '@' field per rule
 //   field  := range                            call size in bytes, half-open [lo, hi)
 //           | 'np=' range | 'np=' number       team size, half-open [lo, hi), or exactly one
+//           | 'level=team' | 'level=nodes'     only whole calls, or only the step of a
+//                                              hierarchical algorithm among one rank per node
+//                                              (without: both)
 //           | '@' algorithm                    a name of the registry, or pmpi
 //   range  := size '-' size
 //   size   := digits ('K' | 'M' | 'G')? | 'inf'     (K = 1024; letters in either case)
@@ -26,17 +29,20 @@
 namespace overpass {
 
 struct TuneRule {
+  enum class Level { kAny, kTeam, kNodes };
   Collective coll = Collective::kBarrier;
   std::size_t minBytes = 0;
   std::size_t maxBytes = std::numeric_limits<std::size_t>::max();  // exclusive; max = inf
   int minRanks = 1;
   int maxRanks = std::numeric_limits<int>::max();  // exclusive; max = inf
+  Level level = Level::kAny;
   const Algorithm* algorithm = nullptr;
   std::string text;  // the rule as written, for messages and overpass-info
 
-  bool matches(Collective c, std::size_t bytes, int ranks) const {
+  // `acrossNodes`: the call is the inter-node step of a hierarchical algorithm.
+  bool matches(Collective c, std::size_t bytes, int ranks, bool acrossNodes = false) const {
     return c == coll && bytes >= minBytes && bytes < maxBytes && ranks >= minRanks &&
-           ranks < maxRanks;
+           ranks < maxRanks && (level == Level::kAny || (level == Level::kNodes) == acrossNodes);
   }
 };
 

@@ -75,6 +75,10 @@ TEST(Tune, ErrorsNameTheBadToken) {
                        "'allreduc' is not a collective",
                        0),
             0u);
+  EXPECT_NE(tuneError("allreduce:level=rack:@ring").find("'level=rack' is not a level"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:level=team:level=nodes:@ring").find("a second level"),
+            std::string::npos);
   EXPECT_NE(tuneError("allreduce:0-8Q:@ring").find("'0-8Q' is neither a size range"),
             std::string::npos);
   EXPECT_NE(tuneError("allreduce:8K-8K:@ring").find("'8K-8K'"), std::string::npos);
@@ -291,6 +295,11 @@ TEST(Selector, StepsOfHierarchicalAlgorithmsAreSelectedForTheirSubGroup) {
   EXPECT_EQ(selectStep(&tuned, slice, 2, ring).name, "knomial");
   const Selector library = selectorWith({{"OVERPASS_TUNE", "allreduce:@pmpi"}});
   EXPECT_EQ(&selectStep(&library, slice, 2, ring), &ring);
+  // level=nodes rules decide the steps only, level=team rules whole calls only.
+  const Selector levels = selectorWith(
+      {{"OVERPASS_TUNE", "allreduce:level=nodes:@knomial#allreduce:level=team:@rabenseifner"}});
+  EXPECT_EQ(selectStep(&levels, slice, 2, ring).name, "knomial");
+  EXPECT_EQ(pick(levels, Collective::kAllreduce, 4096, 2), "rabenseifner");
   CollArgs tiny;
   tiny.coll = Collective::kBcast;
   tiny.bytes = tiny.count = 8;  // the built-in rules send it to the MPI library at np 3-4
