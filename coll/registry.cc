@@ -180,6 +180,11 @@ constexpr std::array kAlgorithms = {
                 return ceilLog2(c.teamSize) * m.alpha +
                        (pOf(c) - 1 + c.teamSize / 2) * c.bytes * m.beta;
               }},
+    Algorithm{kScatter, "hierarchical",
+              "the root scatters one buffer per node along its rail, then each node's rank on it "
+              "scatters within the node (shared memory, or linear)",
+              scatterHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
+              [](const CallShape& c) { return c.nodes >= 2 && c.perNode >= 2; }},
     Algorithm{kScatter, "shm", "node shared memory: the root copies every block in",
               scatterShm,
               [](const CallShape& c, const CostModel& m) {
@@ -200,6 +205,11 @@ constexpr std::array kAlgorithms = {
                 return ceilLog2(c.teamSize) * m.alpha +
                        (pOf(c) - 1 + c.teamSize / 2) * c.bytes * m.beta;
               }},
+    Algorithm{kGather, "hierarchical",
+              "each node's rank on the root's rail gathers its node (shared memory, or linear), "
+              "then the node buffers go to the root along the rail",
+              gatherHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
+              [](const CallShape& c) { return c.nodes >= 2 && c.perNode >= 2; }},
     Algorithm{kGather, "shm", "node shared memory: every rank copies in, the root copies out",
               gatherShm,
               [](const CallShape& c, const CostModel& m) {

@@ -53,4 +53,12 @@ struct Team {
   int size() const { return transport.size(); }
 };
 
+// Whether the team spans two or more nodes holding the same number of ranks, two or more each:
+// where the hierarchical algorithms run their steps (elsewhere they run a flat algorithm).
+inline bool overEqualNodes(const Team& team) {
+  const Topology* t = team.topology;
+  return t && t->size() == team.size() && t->nodeCount() >= 2 && t->balanced() &&
+         t->maxRanksPerNode() >= 2;
+}
+
 }  // namespace overpass

@@ -29,9 +29,7 @@ namespace overpass {
 
 Status allreduceHierarchical(const CollArgs& args, Team& team) {
   const Topology* topo = team.topology;
-  const int size = team.size();
-  if (!topo || topo->size() != size || topo->nodeCount() < 2 || !topo->balanced() ||
-      topo->maxRanksPerNode() < 2 || args.count < static_cast<std::size_t>(topo->maxRanksPerNode()))
+  if (!overEqualNodes(team) || args.count < static_cast<std::size_t>(topo->maxRanksPerNode()))
     return allreduceRecursiveDoubling(args, team);
   const int rank = team.rank(), node = topo->nodeOf(rank), local = topo->localRank(rank);
   const int perNode = topo->maxRanksPerNode();

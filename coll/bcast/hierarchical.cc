@@ -19,9 +19,7 @@ namespace overpass {
 
 Status bcastHierarchical(const CollArgs& args, Team& team) {
   const Topology* topo = team.topology;
-  if (!topo || topo->size() != team.size() || topo->nodeCount() < 2 || !topo->balanced() ||
-      topo->maxRanksPerNode() < 2)
-    return bcastBinomial(args, team);
+  if (!overEqualNodes(team)) return bcastBinomial(args, team);
   if (args.bytes == 0) return Status::kOk;
   const int rank = team.rank(), node = topo->nodeOf(rank), local = topo->localRank(rank);
   const int rootLocal = topo->localRank(args.root);

@@ -22,8 +22,7 @@ namespace overpass {
 
 Status reduceHierarchical(const CollArgs& args, Team& team) {
   const Topology* topo = team.topology;
-  if (!topo || topo->size() != team.size() || topo->nodeCount() < 2 || !topo->balanced() ||
-      topo->maxRanksPerNode() < 2 || args.count < static_cast<std::size_t>(topo->maxRanksPerNode()))
+  if (!overEqualNodes(team) || args.count < static_cast<std::size_t>(topo->maxRanksPerNode()))
     return reduceBinomial(args, team);
   const int rank = team.rank(), local = topo->localRank(rank), perNode = topo->maxRanksPerNode();
   const int rootNode = topo->nodeOf(args.root), rootLocal = topo->localRank(args.root);

@@ -506,6 +506,51 @@ TEST(Hierarchical, ReduceOverNodesToEveryRoot) {
     }
 }
 
+// Gather and scatter over nodes: every block in its place whatever the layout and the root.
+TEST(Hierarchical, GatherAndScatterOverNodesForEveryRoot) {
+  const Algorithm& gather = *findAlgorithm(Collective::kGather, "hierarchical");
+  const Algorithm& scatter = *findAlgorithm(Collective::kScatter, "hierarchical");
+  for (auto [perNode, nodes] : {std::pair{2, 2}, {3, 2}, {2, 3}})
+    for (bool roundRobin : {false, true}) {
+      const int p = perNode * nodes;
+      const Topology topo = nodesOf(perNode, nodes, roundRobin);
+      for (std::size_t n : {std::size_t{1}, std::size_t{1001}})
+        for (int root = 0; root < p; ++root)
+          for (bool nodeShm : {false, true}) {
+            const std::string where = std::to_string(perNode) + "x" + std::to_string(nodes) +
+                                      (roundRobin ? " rr" : "") + (nodeShm ? " shm" : "") +
+                                      " n=" + std::to_string(n) + " root " + std::to_string(root);
+            std::vector<std::int32_t> all;  // block r = data(r, n)
+            for (int r = 0; r < p; ++r) {
+              const auto block = data(r, n);
+              all.insert(all.end(), block.begin(), block.end());
+            }
+            runOverNodes(topo, nodeShm, [&](Team& team) {
+              const int r = team.rank();
+              auto mine = data(r, n);
+              std::vector<std::int32_t> gathered(r == root ? n * p : 0, -7);
+              CollArgs g;
+              g.coll = Collective::kGather;
+              g.sendbuf = mine.data();
+              g.recvbuf = gathered.data();
+              g.bytes = n * sizeof(std::int32_t);
+              g.root = root;
+              ASSERT_EQ(gather.run(g, team), Status::kOk);
+              if (r == root) {
+                EXPECT_EQ(gathered, all) << "gather " << where;
+              }
+              std::vector<std::int32_t> got(n, -7);
+              CollArgs s = g;
+              s.coll = Collective::kScatter;
+              s.sendbuf = r == root ? all.data() : nullptr;
+              s.recvbuf = got.data();
+              ASSERT_EQ(scatter.run(s, team), Status::kOk);
+              EXPECT_EQ(got, mine) << "scatter " << where << " rank " << r;
+            });
+          }
+    }
+}
+
 TEST(Hierarchical, BcastOverNodesFromEveryRoot) {
   const Algorithm& alg = *findAlgorithm(Collective::kBcast, "hierarchical");
   for (auto [perNode, nodes] : {std::pair{2, 2}, {3, 2}, {2, 3}})
