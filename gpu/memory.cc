@@ -42,18 +42,6 @@ bool deviceMemoryPossible() {
   return gSimulated.load(std::memory_order_relaxed);
 }
 
-std::string_view memoryKindName(MemoryKind kind) {
-  switch (kind) {
-    case MemoryKind::kHost:
-      return "host";
-    case MemoryKind::kManaged:
-      return "managed";
-    case MemoryKind::kDevice:
-      return "device";
-  }
-  return "?";
-}
-
 void initDeviceMemory(bool simulated) {
   gSimulated.store(simulated, std::memory_order_relaxed);
 #ifdef OVERPASS_HAVE_CUDA

@@ -23,7 +23,6 @@ enum class MemoryKind : std::uint8_t {
   kManaged,  // unified memory: the host may touch it (the driver migrates pages)
   kDevice,   // device memory: only the backend's copies may touch it
 };
-std::string_view memoryKindName(MemoryKind kind);
 
 struct PointerInfo {
   MemoryKind kind = MemoryKind::kHost;

@@ -25,7 +25,7 @@ int DeviceStaging::add(const void*& buf, std::size_t count, MPI_Datatype type, b
   auto* host = static_cast<char*>(staging_.get(count_, bytes, memory_));
   if (!host) return MPI_ERR_NO_MEM;
   // An output whose elements do not cover their span keeps the bytes in between: copy it too.
-  if (read || bytes != packedBytes(static_cast<int>(std::min<std::size_t>(count, 1)), type) * count)
+  if (read || bytes != packedBytes(1, type) * count)
     if (memory_.toHost(host, device, bytes) != Status::kOk) return MPI_ERR_OTHER;
   staged_[count_++] = {device, host, bytes, written};
   buf = host - lo;

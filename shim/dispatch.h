@@ -102,7 +102,8 @@ template <class Call>
 int runChunked(CommState& state, const Call& call, const CallShape& shape, const Algorithm** used) {
   const Algorithm& whole = **used;
   const Config& config = runtime().config;
-  DeviceMemory& memory = deviceMemory() ? *deviceMemory() : hostMemory();
+  DeviceMemory* device = deviceMemory();
+  DeviceMemory& memory = device ? *device : hostMemory();
   const std::size_t e = call.elementBytes();
   const PipelinePlan plan{shape.bytes, std::max(e, config.gpuChunk / e * e), config.gpuDepth};
   auto* staging =
@@ -179,6 +180,14 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   }
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  auto record = [&] {
+    if (!timed) return;
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+    rt.stats.record(coll, statisticsBytes(shape), algorithmId(*algorithm),
+                    static_cast<std::uint64_t>(ns));
+  };
   if constexpr (Chunkable<Call>) {
     bool mine = false;
     if ((!reason || *reason == FallbackReason::kSelected) && state->deviceCapable &&
@@ -187,12 +196,7 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
       int rc = runChunked(*state, call, shape, &algorithm);
       if (rc != MPI_SUCCESS) rc = raiseError(comm, rc);
       if (timed && mine) rt.stats.recordDevice(coll);
-      if (timed)
-        rt.stats.record(
-            coll, statisticsBytes(shape), algorithmId(*algorithm),
-            static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                           std::chrono::steady_clock::now() - start)
-                                           .count()));
+      record();
       return rc;
     }
   }
@@ -228,13 +232,7 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
     rc = staging->finish();
     if (rc != MPI_SUCCESS) rc = raiseError(comm, rc);
   }
-  if (timed) {
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
-    rt.stats.record(coll, statisticsBytes(shape), algorithmId(*algorithm),
-                    static_cast<std::uint64_t>(ns));
-  }
+  record();
   return rc;
 }
 
