@@ -4,6 +4,7 @@
 #include <array>
 
 #include "coll/algorithms.h"
+#include "coll/device_ipc.h"
 #include "common/stats.h"
 
 namespace overpass {
@@ -14,6 +15,11 @@ using enum Collective;
 #define OVERPASS_PMPI(c)                                                 \
   Algorithm {                                                            \
     c, kPmpiName, "the MPI library's own implementation (PMPI)", nullptr \
+  }
+// coll/device_ipc.h: one function for the three collectives.
+#define OVERPASS_DEVICE_IPC(c, description)                                 \
+  Algorithm {                                                               \
+    c, kDeviceIpcName, description, deviceIpc, nullptr, nullptr, true, true \
   }
 
 // Cost formulas (coll/cost_model.h): p ranks, n = call.bytes (one rank's contribution), alpha per
@@ -131,6 +137,9 @@ constexpr std::array kAlgorithms = {
                 return shmCost(m, 2 * chunks(c, c.bytes), 3.0 * c.bytes);
               },
               onOneNode, true},
+    OVERPASS_DEVICE_IPC(kAllreduce,
+                        "device buffers on one node: each rank reduces its slice of the peers' "
+                        "buffers on the device (IPC), then copies the others' slices"),
     // ---- bcast ----
     OVERPASS_PMPI(kBcast),
     Algorithm{kBcast, "binomial", "binomial tree from the root", bcastBinomial,
@@ -166,6 +175,8 @@ constexpr std::array kAlgorithms = {
                 return shmCost(m, chunks(c, c.bytes), 2.0 * c.bytes);
               },
               onOneNode},
+    OVERPASS_DEVICE_IPC(kBcast,
+                        "device buffers on one node: every rank copies the root's buffer (IPC)"),
     // ---- scatter ----
     OVERPASS_PMPI(kScatter),
     Algorithm{kScatter, "linear", "the root sends each rank its block", scatterLinear,
@@ -245,6 +256,9 @@ constexpr std::array kAlgorithms = {
                 return shmCost(m, chunks(c, c.bytes * c.teamSize), 2.0 * c.bytes * c.teamSize);
               },
               onOneNodeWithRoomForP},
+    OVERPASS_DEVICE_IPC(kAlltoall,
+                        "device buffers on one node: each rank copies its block of every peer's "
+                        "send buffer (IPC)"),
     // ---- reduce ----
     OVERPASS_PMPI(kReduce),
     Algorithm{kReduce, "binomial", "binomial tree towards the root (commutative operations)",
@@ -356,6 +370,7 @@ constexpr std::array kAlgorithms = {
 static_assert(kAlgorithms.size() <= kMaxAlgorithms);
 
 #undef OVERPASS_PMPI
+#undef OVERPASS_DEVICE_IPC
 
 constexpr std::array<std::string_view, kAlgorithms.size()> makeNames() {
   std::array<std::string_view, kAlgorithms.size()> names{};
@@ -382,6 +397,12 @@ const Algorithm* findAlgorithm(Collective coll, std::string_view name) {
 
 const Algorithm& pmpiAlgorithm(Collective coll) {
   return *findAlgorithm(coll, kPmpiName);
+}
+
+const Algorithm* deviceAlgorithm(Collective coll) {
+  for (const Algorithm& a : kAlgorithms)
+    if (a.coll == coll && a.device) return &a;
+  return nullptr;
 }
 
 std::span<const std::string_view> algorithmNames() {

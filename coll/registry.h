@@ -32,22 +32,29 @@ struct Algorithm {
   // MPI_Reduce_local's `in` operand: the only algorithms deterministic mode uses for
   // order-sensitive reductions, and all of them give the same bits.
   bool rankOrder = false;
+  // Runs on device buffers only: taken by dispatch where the ranks agree that every buffer is on
+  // a device (coll/device_ipc.h), never chosen by the selector (the call's shape cannot tell).
+  bool device = false;
 
   bool isPmpi() const { return run == nullptr; }
   // pmpi serves everything: naming it is the user's explicit choice of the MPI library, whose
   // own order then applies also in deterministic mode.
   bool canServe(const CallShape& call) const {
-    return isPmpi() || ((!call.ordered || rankOrder) && (serves == nullptr || serves(call)));
+    return isPmpi() ||
+           (!device && (!call.ordered || rankOrder) && (serves == nullptr || serves(call)));
   }
 };
 
 inline constexpr std::string_view kPmpiName = "pmpi";
+inline constexpr std::string_view kDeviceIpcName = "device_ipc";
 
 std::span<const Algorithm> algorithms();
 // Position of `a` in algorithms(): the id used by statistics.
 std::size_t algorithmId(const Algorithm& a);
 const Algorithm* findAlgorithm(Collective coll, std::string_view name);
 const Algorithm& pmpiAlgorithm(Collective coll);
+// The collective's device algorithm, or null.
+const Algorithm* deviceAlgorithm(Collective coll);
 // Names by id, for statistics reports.
 std::span<const std::string_view> algorithmNames();
 

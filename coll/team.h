@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "gpu/memory.h"
 #include "shm/channel.h"
 #include "topo/topology.h"
 #include "ucx_transport/transport.h"
@@ -49,6 +50,9 @@ struct Team {
   // Picks the algorithm of each step a hierarchical algorithm runs on a sub-group (selectStep in
   // coll/selector.h); null: the steps' fixed defaults.
   const Selector* selector = nullptr;
+  // The device algorithms' (coll/device_ipc.h): this process's device backend and device memory.
+  DeviceMemory* device = nullptr;
+  DeviceScratch* deviceScratch = nullptr;
   int rank() const { return transport.rank(); }
   int size() const { return transport.size(); }
 };

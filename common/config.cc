@@ -149,15 +149,11 @@ bool parseGpuDepth(std::string_view value, Config& config) {
   return true;
 }
 
-bool parseDeterministic(std::string_view value, Config& config) {
+// A 0|1 variable.
+template <bool Config::*kFlag>
+bool parseFlag(std::string_view value, Config& config) {
   const int b = parseBoolText(value);
-  config.deterministic = b == 1;
-  return b >= 0;
-}
-
-bool parseSimDevice(std::string_view value, Config& config) {
-  const int b = parseBoolText(value);
-  config.simulatedDevice = b == 1;
+  config.*kFlag = b == 1;
   return b >= 0;
 }
 
@@ -302,7 +298,7 @@ constexpr std::array kVars = {
               "Floating-point and user-defined reductions combine the ranks' contributions in "
               "rank order, element by element, whatever the algorithm: repeated runs give the "
               "same bits (docs/TUNING.md says what is guaranteed).",
-              true, parseDeterministic},
+              true, parseFlag<&Config::deterministic>},
     ConfigVar{"OVERPASS_GPU_CHUNK", "1M", "0 (off) or a size from 4K to 64M (K, M suffixes)",
               "Allreduce and reduce of at least two chunks on a communicator where device "
               "buffers can occur run chunk by chunk, copies of neighbouring chunks overlapping "
@@ -313,11 +309,16 @@ constexpr std::array kVars = {
               "next chunk, the work on this one and the copy down of the previous one run at "
               "once.",
               false, parseGpuDepth},
+    ConfigVar{"OVERPASS_GPU_IPC", "1", "0|1",
+              "Allreduce, bcast and alltoall among the ranks of one node whose buffers are all "
+              "on a device exchange them through CUDA IPC and reduce on the device, where the "
+              "ranks agree that they can (docs/GPU.md); 0: always through host memory.",
+              true, parseFlag<&Config::gpuIpc>},
     ConfigVar{"OVERPASS_SIM_DEVICE", "0", "0|1",
               "Tests only: treat the simulated device window of gpu/sim_device.h as GPU memory "
               "(staged like cudaMalloc'd buffers), so the device path runs without a GPU "
               "(docs/GPU.md).",
-              false, parseSimDevice},
+              false, parseFlag<&Config::simulatedDevice>},
     ConfigVar{"OVERPASS_COST_MODEL", kCostModelDefault,
               "comma-separated latency=TIME (ns|us|ms|s), bandwidth=RATE, reduce=RATE "
               "(GB/s|MB/s); unnamed keys keep their defaults",

@@ -39,6 +39,7 @@ struct Config {
   bool deterministic = false;
   std::size_t gpuChunk = 0;      // bytes per chunk of the device staging pipeline; 0: off
   int gpuDepth = 3;              // its host slots per direction
+  bool gpuIpc = true;            // device buffers of one node's ranks exchanged through IPC
   bool simulatedDevice = false;  // OVERPASS_SIM_DEVICE: gpu/sim_device.h's window is device memory
   // The cost model (coll/cost_model.h): seconds per message, bytes per second sent and reduced.
   double costLatency = 0, costBandwidth = 0, costReduceBandwidth = 0;

@@ -12,6 +12,7 @@ enum class Status : int {
   kTransportError,
   kTimeout,
   kInternal,
+  kDeclined,  // not an error: the ranks agreed that the algorithm cannot serve this call
 };
 
 constexpr const char* statusName(Status s) {
@@ -28,6 +29,8 @@ constexpr const char* statusName(Status s) {
       return "timeout";
     case Status::kInternal:
       return "internal error";
+    case Status::kDeclined:
+      return "declined";
   }
   return "unknown";
 }

@@ -6,12 +6,14 @@
 //
 // Copies run on two non-blocking streams of Overpass's own per device context (the two lanes of
 // gpu/memory.h), completion tracked by events: the application's kernels on its other streams
-// keep running.
+// keep running. Peers' buffers are mapped through CUDA IPC, once per allocation.
 #include <cuda.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -45,6 +47,12 @@ struct Driver {
   CUresult (*moduleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, CUstream, void**, void**);
+  CUresult (*memAlloc)(CUdeviceptr*, std::size_t);
+  CUresult (*memFree)(CUdeviceptr);
+  CUresult (*memGetAddressRange)(CUdeviceptr*, std::size_t*, CUdeviceptr);
+  CUresult (*ipcGetMemHandle)(CUipcMemHandle*, CUdeviceptr);
+  CUresult (*ipcOpenMemHandle)(CUdeviceptr*, CUipcMemHandle, unsigned);
+  CUresult (*ipcCloseMemHandle)(CUdeviceptr);
 
   bool load(void* lib) {
     return resolve(lib, "cuInit", init) &&
@@ -59,7 +67,12 @@ struct Driver {
            resolve(lib, "cuMemFreeHost", memFreeHost) &&
            resolve(lib, "cuModuleLoadData", moduleLoadData) &&
            resolve(lib, "cuModuleGetFunction", moduleGetFunction) &&
-           resolve(lib, "cuLaunchKernel", launchKernel);
+           resolve(lib, "cuLaunchKernel", launchKernel) &&
+           resolve(lib, "cuMemAlloc_v2", memAlloc) && resolve(lib, "cuMemFree_v2", memFree) &&
+           resolve(lib, "cuMemGetAddressRange_v2", memGetAddressRange) &&
+           resolve(lib, "cuIpcGetMemHandle", ipcGetMemHandle) &&
+           resolve(lib, "cuIpcOpenMemHandle_v2", ipcOpenMemHandle) &&
+           resolve(lib, "cuIpcCloseMemHandle", ipcCloseMemHandle);
   }
 
  private:
@@ -126,6 +139,63 @@ class CudaMemory final : public DeviceMemory {
     return Status::kOk;
   }
 
+  // CUDA IPC: the handle of the whole allocation (keyed by the driver's buffer id, which a later
+  // allocation at the same address does not share) and the buffer's offset in it.
+  bool exportIpc(const void* p, std::size_t bytes, IpcHandle* handle) override {
+    const PointerInfo info = classify(p);
+    if (info.kind != MemoryKind::kDevice || !info.ipcExportable) return false;
+    CUdeviceptr base = 0;
+    std::size_t size = 0;
+    const auto at = reinterpret_cast<CUdeviceptr>(p);
+    CUipcMemHandle ipc;
+    static_assert(sizeof ipc <= sizeof handle->backend);
+    if (cu_.memGetAddressRange(&base, &size, at) != CUDA_SUCCESS || at - base + bytes > size ||
+        cu_.ipcGetMemHandle(&ipc, base) != CUDA_SUCCESS)
+      return false;
+    *handle = {};
+    handle->pid = getpid();
+    handle->key = info.bufferId;
+    handle->offset = at - base;
+    handle->span = size;
+    std::memcpy(handle->backend, &ipc, sizeof ipc);
+    return true;
+  }
+  // Opened allocations stay mapped (a peer's buffer used call after call is opened once), up to
+  // kMaxOpened; beyond, the least recently used is closed.
+  void* openIpc(const IpcHandle& handle) override {
+    std::lock_guard lock(mutex_);
+    const std::pair key{handle.pid, handle.key};
+    if (auto it = opened_.find(key); it != opened_.end()) {
+      it->second.used = ++uses_;
+      return reinterpret_cast<unsigned char*>(it->second.base) + handle.offset;
+    }
+    CUipcMemHandle ipc;
+    std::memcpy(&ipc, handle.backend, sizeof ipc);
+    CUdeviceptr base = 0;
+    if (const CUresult rc = cu_.ipcOpenMemHandle(&base, ipc, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+        rc != CUDA_SUCCESS) {
+      OVERPASS_WARN("CUDA: cannot open the IPC handle of process %lld (error %d)",
+                    static_cast<long long>(handle.pid), static_cast<int>(rc));
+      return nullptr;
+    }
+    if (opened_.size() >= kMaxOpened) {
+      auto oldest = opened_.begin();
+      for (auto it = opened_.begin(); it != opened_.end(); ++it)
+        if (it->second.used < oldest->second.used) oldest = it;
+      cu_.ipcCloseMemHandle(oldest->second.base);
+      opened_.erase(oldest);
+    }
+    opened_.emplace(key, Opened{base, ++uses_});
+    return reinterpret_cast<unsigned char*>(base) + handle.offset;
+  }
+
+  void* allocateDevice(std::size_t bytes) override {
+    CUdeviceptr p = 0;
+    return cu_.memAlloc(&p, bytes ? bytes : 1) == CUDA_SUCCESS ? reinterpret_cast<void*>(p)
+                                                               : nullptr;
+  }
+  void freeDevice(void* p) override { cu_.memFree(reinterpret_cast<CUdeviceptr>(p)); }
+
   void* allocateHost(std::size_t bytes) override {
     void* p = nullptr;
     if (cu_.memHostAlloc(&p, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS) return p;
@@ -135,10 +205,7 @@ class CudaMemory final : public DeviceMemory {
     if (cu_.memFreeHost(p) != CUDA_SUCCESS) DeviceMemory::freeHost(p);
   }
 
-  bool canReduce(DataType type, ReduceOp op) const override {
-    return op != ReduceOp::kUser && isValidReduction(type, op) && type != DataType::kLongDouble &&
-           type != DataType::kLongDoubleInt;
-  }
+  bool canReduce(DataType type, ReduceOp op) const override { return deviceReducible(type, op); }
 
   Status startReduce(Lane lane, const void* a, const void* b, void* out, std::size_t count,
                      DataType type, ReduceOp op, Ticket* ticket) override {
@@ -253,9 +320,17 @@ class CudaMemory final : public DeviceMemory {
     return &lanes_.emplace(ctx, std::move(lanes)).first->second;
   }
 
+  static constexpr std::size_t kMaxOpened = 64;
+  struct Opened {
+    CUdeviceptr base;
+    std::uint64_t used;
+  };
+
   const Driver& cu_;
   std::mutex mutex_;
   std::map<CUcontext, Lanes> lanes_;
+  std::map<std::pair<std::int64_t, std::uint64_t>, Opened> opened_;  // peers' allocations
+  std::uint64_t uses_ = 0;
 };
 
 enum DriverState : int { kNoDriver, kLoaded, kActive };

@@ -30,6 +30,11 @@ class HostMemory final : public DeviceMemory {
 };
 }  // namespace
 
+bool deviceReducible(DataType type, ReduceOp op) {
+  return op != ReduceOp::kUser && isValidReduction(type, op) && type != DataType::kLongDouble &&
+         type != DataType::kLongDoubleInt;
+}
+
 DeviceMemory& hostMemory() {
   static HostMemory memory;
   return memory;

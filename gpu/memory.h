@@ -32,6 +32,16 @@ struct PointerInfo {
   bool hostAccessible() const { return kind != MemoryKind::kDevice; }
 };
 
+// A device buffer made visible to the other processes of its node (CUDA IPC): whatever a peer
+// needs to map it, as plain bytes that travel through the node's shared memory.
+struct IpcHandle {
+  std::int64_t pid = 0;            // the exporting process
+  std::uint64_t key = 0;           // its allocation: never reused for another in that process
+  std::uint64_t offset = 0;        // of the buffer within what the handle maps
+  std::uint64_t span = 0;          // bytes the handle maps
+  unsigned char backend[64] = {};  // the backend's own handle
+};
+
 class DeviceMemory {
  public:
   virtual ~DeviceMemory() = default;
@@ -52,13 +62,25 @@ class DeviceMemory {
   virtual Status wait(const Ticket& ticket) = 0;
 
   // Reductions on the device: out[i] = a[i] op b[i] for `count` elements of `type`, all three in
-  // device memory, queued on `lane` behind the copies started there. canReduce says which
+  // device memory (`a` the running result of a rank-order combination), queued on `lane` behind
+  // the copies started there; `out` may be `a`, `b`, or disjoint from both. canReduce says which
   // (type, op) have a device kernel; the others stay on the host.
   virtual bool canReduce(DataType, ReduceOp) const { return false; }
   virtual Status startReduce(Lane, const void*, const void*, void*, std::size_t, DataType, ReduceOp,
                              Ticket*) {
     return Status::kInvalidArgument;
   }
+
+  // Inter-process access to device memory: exportIpc describes the device buffer [p, p + bytes)
+  // for the other processes of the node (false: it cannot be exported); openIpc maps a peer's
+  // buffer into this process and returns its address here (null on failure). Mappings are cached
+  // per exported allocation, so a buffer used call after call is mapped once.
+  virtual bool exportIpc(const void*, std::size_t, IpcHandle*) { return false; }
+  virtual void* openIpc(const IpcHandle&) { return nullptr; }
+
+  // Device memory for the backend's own scratch (null where it has none).
+  virtual void* allocateDevice(std::size_t) { return nullptr; }
+  virtual void freeDevice(void*) {}
 
   // Host memory for staging: page-locked where the backend can (copies to and from it run
   // asynchronously and at full speed), plain otherwise. Null on failure.
@@ -77,24 +99,26 @@ class DeviceMemory {
   }
 };
 
-// Staging memory, grown on demand and kept (per communicator): slots of host memory allocated
-// through the backend active when a slot grows, and freed through the same one.
-class HostStaging {
+// Memory of a backend, grown on demand and kept (per communicator): slots allocated through the
+// backend active when a slot grows, and freed through the same one. HostStaging holds host copies
+// of device buffers, DeviceScratch the device memory of the device algorithms.
+template <void* (DeviceMemory::*Allocate)(std::size_t), void (DeviceMemory::*Free)(void*)>
+class BackendSlots {
  public:
   static constexpr int kSlots = 4;
-  HostStaging() = default;
-  HostStaging(const HostStaging&) = delete;
-  HostStaging& operator=(const HostStaging&) = delete;
-  ~HostStaging() {
+  BackendSlots() = default;
+  BackendSlots(const BackendSlots&) = delete;
+  BackendSlots& operator=(const BackendSlots&) = delete;
+  ~BackendSlots() {
     for (Slot& s : slots_)
-      if (s.data) s.owner->freeHost(s.data);
+      if (s.data) (s.owner->*Free)(s.data);
   }
   // Null when the memory cannot be had.
   void* get(int slot, std::size_t bytes, DeviceMemory& memory) {
     Slot& s = slots_[slot];
     if (s.size >= bytes && s.data) return s.data;
-    if (s.data) s.owner->freeHost(s.data);
-    s = {memory.allocateHost(bytes), bytes, &memory};
+    if (s.data) (s.owner->*Free)(s.data);
+    s = {(memory.*Allocate)(bytes), bytes, &memory};
     if (!s.data) s.size = 0;
     return s.data;
   }
@@ -107,6 +131,12 @@ class HostStaging {
   };
   Slot slots_[kSlots];
 };
+using HostStaging = BackendSlots<&DeviceMemory::allocateHost, &DeviceMemory::freeHost>;
+using DeviceScratch = BackendSlots<&DeviceMemory::allocateDevice, &DeviceMemory::freeDevice>;
+
+// The (type, op) pairs with a device reduction kernel (gpu/device_reduce_kernels.cu): every
+// predefined operation on every type the device has arithmetic for (not long double).
+bool deviceReducible(DataType type, ReduceOp op);
 
 // The backend of a process without device memory: everything is host memory, copies are
 // memcpy and done when started (so code written against DeviceMemory runs unchanged).

@@ -48,6 +48,20 @@ int runAlgorithm(CommState& state, const Algorithm& algorithm, const CollArgs& a
   return status == Status::kOk ? MPI_SUCCESS : errorCode(state, status);
 }
 
+}  // namespace
+
+int runDeviceAlgorithm(CommState& state, const Algorithm& algorithm, const CollArgs& args,
+                       DeviceMemory* device, bool* declined) {
+  Team team = state.team();
+  team.device = device;
+  team.deviceScratch = &state.deviceScratch;
+  const Status status = algorithm.run(args, team);
+  *declined = status == Status::kDeclined;
+  return status == Status::kOk || *declined ? MPI_SUCCESS : errorCode(state, status);
+}
+
+namespace {
+
 CallShape blockShape(std::size_t bytes) {
   CallShape s;
   s.bytes = s.count = bytes;
@@ -172,11 +186,15 @@ struct AllreduceCall {
     return {in == out ? MPI_IN_PLACE : in, out, static_cast<int>(n), comm, red};
   }
   int pmpi() const { return PMPI_Allreduce(sendbuf, recvbuf, count, red.mpiType, red.mpiOp, comm); }
-  int run(CommState& state, const Algorithm& algorithm) {
+  // The algorithms work on the application's buffers: extents of a predefined type.
+  CollArgs deviceArgs() const {
     CollArgs args = red.args(Collective::kAllreduce, count);
     args.sendbuf = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     args.recvbuf = recvbuf;
-    return runAlgorithm(state, algorithm, args);
+    return args;
+  }
+  int run(CommState& state, const Algorithm& algorithm) {
+    return runAlgorithm(state, algorithm, deviceArgs());
   }
 };
 
@@ -276,6 +294,14 @@ struct BcastCall {
     add(buffer, count, type, rank == root, rank != root);
   }
   int pmpi() const { return PMPI_Bcast(buffer, count, type, root, comm); }
+  CollArgs deviceArgs() const {
+    CollArgs args;
+    args.coll = Collective::kBcast;
+    args.bytes = packedBytes(count, type);
+    args.root = root;
+    if (denseType(type)) args.recvbuf = buffer;
+    return args;
+  }
   int run(CommState& state, const Algorithm& algorithm) {
     StagedBuffer data;
     if (int rc = data.init(buffer, count, type, state.staging, kOutSlot); rc != MPI_SUCCESS)
@@ -493,6 +519,16 @@ struct AlltoallCall {
   int pmpi() const {
     return PMPI_Alltoall(b.sendbuf, b.sendcount, b.sendtype, b.recvbuf, b.recvcount, b.recvtype,
                          comm);
+  }
+  CollArgs deviceArgs() const {
+    CollArgs args;
+    args.coll = Collective::kAlltoall;
+    args.bytes = packedBytes(b.recvcount, b.recvtype);
+    if (b.sendbuf != MPI_IN_PLACE && denseType(b.sendtype) && denseType(b.recvtype)) {
+      args.sendbuf = b.sendbuf;
+      args.recvbuf = b.recvbuf;
+    }
+    return args;
   }
   int run(CommState& state, const Algorithm& algorithm) {
     const int size = commSize(state);

@@ -29,10 +29,10 @@ struct CommState {
   Topology topology;  // derived from the job's topology by rank translation, no communication
   Scratch scratch;    // for the algorithms
   Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
-  HostStaging deviceStaging;  // host copies of device buffers (shim/device_staging.h)
-  bool deviceCapable = false;
-  const Selector* selector = nullptr;  // the runtime's, for the steps of hierarchical algorithms //
-                                       // some rank may pass device buffers: agreed at creation
+  HostStaging deviceStaging;           // host copies of device buffers (shim/device_staging.h)
+  DeviceScratch deviceScratch;         // device memory of the device algorithms (coll/device_ipc.h)
+  bool deviceCapable = false;          // some rank may pass device buffers: agreed at creation
+  const Selector* selector = nullptr;  // the runtime's, for the steps of hierarchical algorithms
   SelectionCache selections;           // memoised selector decisions
   std::unique_ptr<ShmArena> arena;     // this rank's node's shared memory (shim/comm_state.cc)
   std::unique_ptr<ShmChannel> shm;     // this rank's end of it, among the node's ranks (or null)

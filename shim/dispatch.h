@@ -64,6 +64,19 @@ inline const Algorithm& selectAlgorithm(CommState& state, const CallShape& shape
   });
 }
 
+// Calls that a device algorithm can serve (coll/device_ipc.h) offer
+//   CollArgs deviceArgs() const;  // the call on the application's own buffers (none where its
+//                                 // datatypes need packing)
+template <class Call>
+concept DeviceCall = requires(const Call c) {
+  { c.deviceArgs() } -> std::same_as<CollArgs>;
+};
+
+// Runs a device algorithm; *declined where the ranks agreed that it cannot serve the call (then
+// nothing was done). An MPI error code.
+int runDeviceAlgorithm(CommState& state, const Algorithm& algorithm, const CollArgs& args,
+                       DeviceMemory* device, bool* declined);
+
 // Reductions that can run chunk by chunk (docs/GPU.md): the calls that offer
 //   bool chunkable() const;                           // this call's type and operation allow it
 //   std::size_t elementBytes() const;
@@ -188,6 +201,27 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
     rt.stats.record(coll, statisticsBytes(shape), algorithmId(*algorithm),
                     static_cast<std::uint64_t>(ns));
   };
+  // Every rank of a one-node communicator where device buffers can occur asks whether all its
+  // buffers are on devices: the ranks agree through the node's shared memory (a round of flags).
+  if constexpr (DeviceCall<Call>) {
+    if ((!reason || *reason == FallbackReason::kSelected) && shape.shmBuffer && shape.bytes &&
+        state->deviceCapable && rt.config.gpuIpc) {
+      const Algorithm& ipc = *deviceAlgorithm(coll);
+      bool declined = false;
+      int rc;
+      {
+        ReentryGuard guard;
+        rc = runDeviceAlgorithm(*state, ipc, call.deviceArgs(), deviceMemory(), &declined);
+      }
+      if (!declined) {
+        algorithm = &ipc;
+        if (rc != MPI_SUCCESS) rc = raiseError(comm, rc);
+        if (timed) rt.stats.recordDevice(coll);
+        record();
+        return rc;
+      }
+    }
+  }
   if constexpr (Chunkable<Call>) {
     bool mine = false;
     if ((!reason || *reason == FallbackReason::kSelected) && state->deviceCapable &&

@@ -15,6 +15,17 @@ int chunkElements(int size) {
 
 }  // namespace
 
+bool denseType(MPI_Datatype type) {
+  if (auto known = reductionType(type); known && dataTypeCategory(*known) != TypeCategory::kPair)
+    return true;  // a predefined type without holes
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
+  PMPI_Type_size(type, &size);
+  PMPI_Type_get_extent(type, &lb, &extent);
+  PMPI_Type_get_true_extent(type, &trueLb, &trueExtent);
+  return lb == 0 && trueLb == 0 && extent == size && trueExtent == size;
+}
+
 std::size_t packedBytes(int count, MPI_Datatype type) {
   int size = 0;
   PMPI_Type_size(type, &size);
@@ -27,18 +38,11 @@ int StagedBuffer::init(const void* buf, std::size_t count, MPI_Datatype type, Sc
   count_ = count;
   type_ = type;
   int size = 0;
-  MPI_Aint lb = 0, trueLb = 0, trueExtent = 0;
+  MPI_Aint lb = 0;
   if (int rc = PMPI_Type_size(type, &size); rc != MPI_SUCCESS) return rc;
   bytes_ = count * static_cast<std::size_t>(size);
-  auto known = reductionType(type);
-  if (known && dataTypeCategory(*known) != TypeCategory::kPair) {
-    staged_ = false;  // a dense predefined type
-    extent_ = size;
-  } else {
-    PMPI_Type_get_extent(type, &lb, &extent_);
-    PMPI_Type_get_true_extent(type, &trueLb, &trueExtent);
-    staged_ = !(lb == 0 && trueLb == 0 && extent_ == size && trueExtent == size) && count > 0;
-  }
+  PMPI_Type_get_extent(type, &lb, &extent_);
+  staged_ = count > 0 && !denseType(type);
   data_ = staged_ ? staging.get(slot, bytes_) : buf_;
   if (staged_)
     OVERPASS_DEBUG("non-contiguous datatype: %zu element(s) staged through a %zu-byte copy", count,

@@ -12,6 +12,10 @@
 
 namespace overpass::shim {
 
+// Whether elements of `type` lie back to back without holes, from the buffer's start: a buffer of
+// them is its own contiguous stream.
+bool denseType(MPI_Datatype type);
+
 // Bytes of `count` elements of `type` as a contiguous stream (count x MPI_Type_size).
 std::size_t packedBytes(int count, MPI_Datatype type);
 

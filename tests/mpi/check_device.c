@@ -3,7 +3,8 @@
  * memory the host cannot touch, so a direct access by Overpass or by the MPI library crashes the
  * run. Every result is compared with the MPI library's (PMPI) on host copies of the same fresh
  * random inputs: counts 0, 1, odd and large, in place, every root, a strided datatype whose holes
- * must survive, and mixed host and device buffers across ranks (rank 1 uses host memory).
+ * must survive, and mixed host and device buffers across ranks (rank 1 uses host memory; with
+ * --all-device no rank does, so that one node's ranks can exchange their buffers through IPC).
  * Prints "device: N cases on P ranks right". */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -13,11 +14,12 @@
 
 #include "gpu/sim_device.h"
 
-static int rank, size, failures, cases;
+static int rank, size, failures, cases, host_rank = 1;
 
-/* A buffer of `bytes` on the (simulated) device, or on the host for rank 1 (mixed placements). */
+/* A buffer of `bytes` on the (simulated) device, or on the host for `host_rank` (mixed
+ * placements). */
 static void* dev_alloc(size_t bytes) {
-  if (rank == 1) return calloc(bytes ? bytes : 1, 1);
+  if (rank == host_rank) return calloc(bytes ? bytes : 1, 1);
   void* p = overpass_sim_device_alloc(bytes);
   if (!p) {
     fprintf(stderr, "rank %d: cannot allocate simulated device memory\n", rank);
@@ -25,7 +27,7 @@ static void* dev_alloc(size_t bytes) {
   }
   return p;
 }
-static void* host_view(void* buf) { return rank == 1 ? buf : overpass_sim_alias(buf); }
+static void* host_view(void* buf) { return rank == host_rank ? buf : overpass_sim_alias(buf); }
 
 static void fill(int* p, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; ++i) p[i] = (int)((seed * 2654435761u + i * 40503u) % 2001) - 1000;
@@ -57,6 +59,24 @@ static void run(int count, int root, unsigned seed) {
   memcpy(host_view(out), ref_in, nb);
   MPI_Allreduce(MPI_IN_PLACE, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   expect("allreduce in place", host_view(out), ref_out, nb, count);
+  { /* doubles holding small integers (exact in any order), and a pair type */
+    double* d = (double*)host;
+    for (size_t i = 0; i < n; ++i) d[i] = (double)ref_in[i];
+    memcpy(host_view(in), d, n * sizeof(double));
+    PMPI_Allreduce(MPI_IN_PLACE, d, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    expect("allreduce double", host_view(out), d, n * sizeof(double), count);
+    struct { float value; int index; }* pairs = (void*)host;
+    for (size_t i = 0; i < n; ++i) {
+      pairs[i].value = (float)(ref_in[i] % 7);
+      pairs[i].index = rank;
+    }
+    memcpy(host_view(in), pairs, n * sizeof *pairs);
+    PMPI_Allreduce(MPI_IN_PLACE, pairs, count, MPI_FLOAT_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    MPI_Allreduce(in, out, count, MPI_FLOAT_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    expect("allreduce float_int maxloc", host_view(out), pairs, n * sizeof *pairs, count);
+    memcpy(host_view(in), ref_in, nb);
+  }
 
   /* reduce */
   memset(host_view(out), 0x5a, nb);
@@ -91,6 +111,9 @@ static void run(int count, int root, unsigned seed) {
   PMPI_Alltoall(ref_in, count, MPI_INT, ref_out, count, MPI_INT, MPI_COMM_WORLD);
   MPI_Alltoall(in, count, MPI_INT, out, count, MPI_INT, MPI_COMM_WORLD);
   expect("alltoall", host_view(out), ref_out, ab, count);
+  memcpy(host_view(out), ref_in, ab);
+  MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, count, MPI_INT, MPI_COMM_WORLD);
+  expect("alltoall in place", host_view(out), ref_out, ab, count);
   PMPI_Reduce_scatter_block(ref_in, ref_out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Reduce_scatter_block(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   expect("reduce_scatter_block", host_view(out), ref_out, nb, count);
@@ -116,7 +139,7 @@ static void run(int count, int root, unsigned seed) {
   free(ref_in);
   free(ref_out);
   free(host);
-  if (rank == 1) {
+  if (rank == host_rank) {
     free(in);
     free(out);
   }
@@ -126,6 +149,8 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int i = 1; i < argc; ++i)
+    if (strcmp(argv[i], "--all-device") == 0) host_rank = -1;
   const int counts[] = {0, 1, 7, 1001, 70000};
   unsigned seed = 1;
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c)

@@ -36,6 +36,8 @@ def main():
                    help="an extra mpirun option (e.g. --enable-recovery)")
     p.add_argument("--algorithm", action="append", default=[],
                    help="COLL=NAME: the statistics must show NAME serving calls of COLL")
+    p.add_argument("--no-algorithm", action="append", default=[],
+                   help="COLL=NAME: the statistics must show NAME serving no call of COLL")
     p.add_argument("--force-round", type=int,
                    help="force, through OVERPASS_TUNE, the K-th Overpass algorithm of every "
                         "collective (modulo their number; the list from overpass-info --info); "
@@ -117,13 +119,14 @@ ROUNDS = 8  # the rounds of tests/mpi/CMakeLists.txt's forced-algorithm tests
 
 
 def registry(info):
-    """{collective: [Overpass algorithm names]} from overpass-info's algorithm list."""
+    """{collective: [Overpass algorithm names]} from overpass-info's algorithm list (the device
+    algorithms, which no rule can force, left out)."""
     out = subprocess.run([info], stdout=subprocess.PIPE, text=True).stdout
     section = out.split("# Algorithms", 1)[1].split("\n\n", 1)[0]
     algorithms = {}
     for line in section.splitlines()[1:]:
         coll, name = line.split()[:2]
-        if name != "pmpi":
+        if name != "pmpi" and "[device]" not in line:
             algorithms.setdefault(coll, []).append(name)
     return algorithms
 
@@ -156,6 +159,10 @@ def check_stats(path, a):
         coll, name = spec.split("=")
         if colls.get(coll, {}).get("algorithms", {}).get(name, 0) == 0:
             failures.append(f"{coll}: {name} served no call ({colls.get(coll)})")
+    for spec in a.no_algorithm:
+        coll, name = spec.split("=")
+        if colls.get(coll, {}).get("algorithms", {}).get(name, 0) != 0:
+            failures.append(f"{coll}: {name} served calls ({colls.get(coll)})")
     for name in a.served.split():
         algorithms = colls.get(name, {}).get("algorithms", {})
         if not any(n != "pmpi" and c > 0 for n, c in algorithms.items()):

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <complex>
@@ -14,9 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "coll/device_ipc.h"
 #include "coll/reduce_kernels.h"
 #include "coll/registry.h"
 #include "element_bytes.h"
+#include "gpu/sim_device.h"
+#include "gpu/sim_memory.h"
 #include "loopback_team.h"
 
 namespace overpass {
@@ -35,7 +39,7 @@ std::vector<std::size_t> countsFor(int p) {
 std::vector<const Algorithm*> algorithmsOf(Collective coll) {
   std::vector<const Algorithm*> out;
   for (const Algorithm& a : algorithms())
-    if (a.coll == coll && !a.isPmpi()) out.push_back(&a);
+    if (a.coll == coll && !a.isPmpi() && !a.device) out.push_back(&a);
   return out;
 }
 
@@ -263,7 +267,7 @@ std::vector<std::vector<unsigned char>> runReduction(
 std::vector<const Algorithm*> reductionAlgorithms() {
   std::vector<const Algorithm*> out;
   for (const Algorithm& a : algorithms())
-    if (isReduction(a.coll) && !a.isPmpi()) out.push_back(&a);
+    if (isReduction(a.coll) && !a.isPmpi() && !a.device) out.push_back(&a);
   return out;
 }
 
@@ -352,12 +356,225 @@ TEST(Reductions, RankOrderAlgorithmsGiveTheSerialLeftToRightBits) {
   }
 }
 
+// ---- Device algorithms (coll/device_ipc.h) on the simulated device ----
+// The ranks are threads of one process; each maps its peers' buffers through simulated IPC (the
+// peer's memory file opened through /proc), as separate processes do.
+
+// Simulated device memory, filled and read through its host alias.
+struct SimBuffer {
+  explicit SimBuffer(std::size_t bytes) : p(simulatedDeviceMemory().allocateDevice(bytes)) {}
+  ~SimBuffer() { simulatedDeviceMemory().freeDevice(p); }
+  SimBuffer(const SimBuffer&) = delete;
+  SimBuffer& operator=(const SimBuffer&) = delete;
+  unsigned char* host() const { return static_cast<unsigned char*>(overpass_sim_alias(p)); }
+  void* p;
+};
+std::vector<std::unique_ptr<SimBuffer>> simBuffers(int p, std::size_t bytes) {
+  std::vector<std::unique_ptr<SimBuffer>> out;
+  for (int r = 0; r < p; ++r) out.push_back(std::make_unique<SimBuffer>(bytes));
+  return out;
+}
+
+// Runs deviceIpc on p ranks, rank r's arguments from `setup`; the status of each rank.
+std::vector<Status> runOnDevice(int p, const std::function<void(int, CollArgs&)>& setup,
+                                const std::function<void(Team&)>& after = nullptr) {
+  std::vector<Status> statuses(p);
+  runTeam(p, [&](Team& team) {
+    DeviceScratch scratch;
+    team.device = &simulatedDeviceMemory();
+    team.deviceScratch = &scratch;
+    CollArgs a;
+    setup(team.rank(), a);
+    statuses[team.rank()] = deviceIpc(a, team);
+    if (after) after(team);
+  });
+  return statuses;
+}
+
+// Every (type, op) with a device kernel, p = 2, 3, 5, in and out of place, slices of 0-8 elements:
+// against the serial combination (small integers: exact in any order).
+TEST(DeviceIpc, AllreduceEveryTypeAndOperationInAndOutOfPlace) {
+  ASSERT_NE(overpass_sim_this_process(), nullptr);
+  for (std::size_t t = 0; t < static_cast<std::size_t>(DataType::kCount); ++t)
+    for (std::size_t o = 0; o < static_cast<std::size_t>(ReduceOp::kUser); ++o) {
+      const auto type = static_cast<DataType>(t);
+      const auto op = static_cast<ReduceOp>(o);
+      if (!isValidReduction(type, op) || !deviceReducible(type, op)) continue;
+      for (int p : {2, 3, 5})
+        for (std::size_t n : {1ul, 37ul})
+          for (bool inPlace : {false, true}) {
+            const std::size_t bytes = n * dataTypeSize(type);
+            std::vector<unsigned char> expected = elements(type, 0, n);
+            for (int r = 1; r < p; ++r)
+              reduceLocal(elements(type, r, n).data(), expected.data(), n, type, op);
+            auto send = simBuffers(p, bytes), recv = simBuffers(p, bytes);
+            for (int r = 0; r < p; ++r) {
+              const auto in = elements(type, r, n);
+              std::memcpy((inPlace ? recv : send)[r]->host(), in.data(), bytes);
+            }
+            const auto statuses = runOnDevice(p, [&](int r, CollArgs& a) {
+              a.coll = Collective::kAllreduce;
+              a.count = n;
+              a.bytes = bytes;
+              a.type = type;
+              a.op = op;
+              a.sendbuf = (inPlace ? recv : send)[r]->p;
+              a.recvbuf = recv[r]->p;
+            });
+            for (int r = 0; r < p; ++r) {
+              ASSERT_EQ(statuses[r], Status::kOk);
+              EXPECT_EQ(canonical(type, recv[r]->host(), n), canonical(type, expected.data(), n))
+                  << dataTypeName(type) << " " << reduceOpName(op) << " p=" << p << " n=" << n
+                  << (inPlace ? " in place" : "") << " rank " << r;
+            }
+          }
+    }
+}
+
+// Rank order on the device: the bits of the serial left-to-right sum on every rank, with slices
+// large enough for many kernels' worth (and the scratch path of in-place ranks from 2 on).
+TEST(DeviceIpc, AllreduceGivesTheSerialLeftToRightBits) {
+  for (int p : {2, 3, 5})
+    for (std::size_t n : {7ul, 1000ul, (1ul << 18) + 3})
+      for (bool inPlace : {false, true}) {
+        auto input = [&](int r) {
+          std::mt19937_64 gen(r * 977 + n);
+          std::uniform_real_distribution<double> unit(-1, 1);
+          std::uniform_int_distribution<int> exponent(-12, 12);
+          std::vector<double> v(n);
+          for (double& x : v) x = std::ldexp(unit(gen), exponent(gen) * 3);
+          return v;
+        };
+        std::vector<double> expected = input(0);
+        for (int r = 1; r < p; ++r) {
+          const auto x = input(r);
+          for (std::size_t i = 0; i < n; ++i) expected[i] = expected[i] + x[i];
+        }
+        const std::size_t bytes = n * sizeof(double);
+        auto send = simBuffers(p, bytes), recv = simBuffers(p, bytes);
+        for (int r = 0; r < p; ++r)
+          std::memcpy((inPlace ? recv : send)[r]->host(), input(r).data(), bytes);
+        const auto statuses = runOnDevice(p, [&](int r, CollArgs& a) {
+          a.coll = Collective::kAllreduce;
+          a.count = n;
+          a.bytes = bytes;
+          a.type = DataType::kDouble;
+          a.sendbuf = (inPlace ? recv : send)[r]->p;
+          a.recvbuf = recv[r]->p;
+        });
+        for (int r = 0; r < p; ++r) {
+          ASSERT_EQ(statuses[r], Status::kOk);
+          EXPECT_EQ(std::memcmp(recv[r]->host(), expected.data(), bytes), 0)
+              << "p=" << p << " n=" << n << (inPlace ? " in place" : "") << " rank " << r;
+        }
+      }
+}
+
+TEST(DeviceIpc, BcastFromEveryRootAndAlltoall) {
+  for (int p : {2, 3, 4})
+    for (std::size_t bytes : {1ul, 4097ul, 300000ul}) {
+      auto buffers = simBuffers(p, bytes);
+      for (int root = 0; root < p; ++root) {
+        for (int r = 0; r < p; ++r) std::memset(buffers[r]->host(), r == root ? 0 : 0xEE, bytes);
+        const auto want = data(root, bytes, 5);
+        std::memcpy(buffers[root]->host(), want.data(), bytes);
+        // The root reuses its buffer as soon as the call returns: no rank may still read it.
+        const auto statuses = runOnDevice(
+            p,
+            [&](int r, CollArgs& a) {
+              a.coll = Collective::kBcast;
+              a.bytes = bytes;
+              a.root = root;
+              a.recvbuf = buffers[r]->p;
+            },
+            [&](Team& team) {
+              if (team.rank() == root) std::memset(buffers[root]->host(), 0x11, bytes);
+            });
+        for (int r = 0; r < p; ++r) {
+          ASSERT_EQ(statuses[r], Status::kOk);
+          if (r == root) continue;  // overwritten since
+          EXPECT_EQ(std::memcmp(buffers[r]->host(), want.data(), bytes), 0)
+              << "bcast p=" << p << " bytes=" << bytes << " root " << root << " rank " << r;
+        }
+      }
+      auto send = simBuffers(p, bytes * p), recv = simBuffers(p, bytes * p);
+      for (int r = 0; r < p; ++r) {
+        const auto in = data(r, bytes * p, 9);
+        std::memcpy(send[r]->host(), in.data(), bytes * p);
+        std::memset(recv[r]->host(), 0xEE, bytes * p);
+      }
+      const auto statuses = runOnDevice(p, [&](int r, CollArgs& a) {
+        a.coll = Collective::kAlltoall;
+        a.bytes = bytes;
+        a.sendbuf = send[r]->p;
+        a.recvbuf = recv[r]->p;
+      });
+      for (int r = 0; r < p; ++r) {
+        ASSERT_EQ(statuses[r], Status::kOk);
+        for (int q = 0; q < p; ++q)
+          EXPECT_EQ(std::memcmp(recv[r]->host() + q * bytes, send[q]->host() + r * bytes, bytes), 0)
+              << "alltoall p=" << p << " bytes=" << bytes << " block " << q << " of rank " << r;
+      }
+    }
+}
+
+// One rank's buffers on the host, or without buffers (its datatypes need packing): every rank
+// declines, nothing is written, and the channel serves the next call.
+TEST(DeviceIpc, EveryRankDeclinesWhereOneCannotTakePart) {
+  const int p = 3;
+  const std::size_t n = 100, bytes = n * sizeof(std::int32_t);
+  for (int cannot : {0, 1, 2})
+    for (bool hostBuffers : {true, false}) {
+      auto send = simBuffers(p, bytes), recv = simBuffers(p, bytes);
+      std::vector<std::vector<std::int32_t>> host(p, std::vector<std::int32_t>(n, 3));
+      std::vector<std::vector<std::int32_t>> after(p);
+      for (int r = 0; r < p; ++r) {
+        for (std::size_t i = 0; i < n; ++i) reinterpret_cast<std::int32_t*>(send[r]->host())[i] = r;
+        std::memset(recv[r]->host(), 0xEE, bytes);
+      }
+      const auto statuses = runOnDevice(
+          p,
+          [&](int r, CollArgs& a) {
+            a.coll = Collective::kAllreduce;
+            a.count = n;
+            a.bytes = bytes;
+            a.type = DataType::kInt32;
+            if (r != cannot) {
+              a.sendbuf = send[r]->p;
+              a.recvbuf = recv[r]->p;
+            } else if (hostBuffers) {
+              a.sendbuf = a.recvbuf = host[r].data();
+            }
+          },
+          [&](Team& team) {  // the shm allreduce after it, on the same channel
+            std::vector<std::int32_t> in(n, team.rank() + 1), out(n);
+            CollArgs a;
+            a.coll = Collective::kAllreduce;
+            a.count = n;
+            a.bytes = bytes;
+            a.type = DataType::kInt32;
+            a.sendbuf = in.data();
+            a.recvbuf = out.data();
+            ASSERT_EQ(findAlgorithm(Collective::kAllreduce, "shm")->run(a, team), Status::kOk);
+            after[team.rank()] = out;
+          });
+      for (int r = 0; r < p; ++r) {
+        EXPECT_EQ(statuses[r], Status::kDeclined) << "rank " << r << " cannot " << cannot;
+        EXPECT_EQ(after[r], std::vector<std::int32_t>(n, 6));
+        const unsigned char* out = recv[r]->host();
+        EXPECT_TRUE(std::all_of(out, out + bytes, [](unsigned char c) { return c == 0xEE; }));
+        EXPECT_EQ(host[r], std::vector<std::int32_t>(n, 3));
+      }
+    }
+}
+
 // Data movement at ~1M elements (4 MiB blocks for bcast; 1M in total for the block
 // collectives), where pipelines chunk and trees forward big subtrees: every algorithm, p = 3, 4.
 TEST(DataMovement, EveryAlgorithmOnAMillionElements) {
   const std::size_t total = (1u << 20) + 5;
   for (const Algorithm& alg : algorithms()) {
-    if (alg.isPmpi() || isReduction(alg.coll) || alg.coll == Collective::kBarrier) continue;
+    if (alg.isPmpi() || alg.device || isReduction(alg.coll) || alg.coll == Collective::kBarrier)
+      continue;
     for (int p : {3, 4}) {
       const int root = p - 1;
       const std::size_t n = alg.coll == Collective::kBcast ? total : total / p;  // block

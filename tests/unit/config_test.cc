@@ -137,6 +137,7 @@ TEST(Config, AgreementHashesCoverOnlyAgreedVariables) {
   for (std::size_t i = 0; i < vars.size(); ++i) {
     const std::string other = vars[i].name == "OVERPASS_LOG"     ? "debug"
                               : vars[i].name == "OVERPASS_COLLS" ? "bcast"
+                              : vars[i].defaultValue == "1"      ? "0"
                                                                  : "1";
     const auto changed = agreementHashes(parse({{std::string(vars[i].name), other}}));
     EXPECT_EQ(base[i] != changed[i], vars[i].agreed) << vars[i].name;
@@ -166,13 +167,16 @@ TEST(Config, DeviceVariables) {
   EXPECT_EQ(defaults.gpuChunk, std::size_t{1} << 20);
   EXPECT_EQ(defaults.gpuDepth, 3);
   EXPECT_FALSE(defaults.simulatedDevice);
+  EXPECT_TRUE(defaults.gpuIpc);
   const Config c = parse({{"OVERPASS_GPU_CHUNK", "64k"},
                           {"OVERPASS_GPU_DEPTH", " 2 "},
-                          {"OVERPASS_SIM_DEVICE", "yes"}})
+                          {"OVERPASS_SIM_DEVICE", "yes"},
+                          {"OVERPASS_GPU_IPC", "0"}})
                        .config;
   EXPECT_EQ(c.gpuChunk, std::size_t{64} << 10);
   EXPECT_EQ(c.gpuDepth, 2);
   EXPECT_TRUE(c.simulatedDevice);
+  EXPECT_FALSE(c.gpuIpc);
   EXPECT_EQ(parse({{"OVERPASS_GPU_CHUNK", "0"}}).config.gpuChunk, 0u);
   for (const char* bad : {"1K", "128M", "x", "-1"}) {
     const ParsedConfig p = parse({{"OVERPASS_GPU_CHUNK", bad}});
@@ -183,6 +187,7 @@ TEST(Config, DeviceVariables) {
     EXPECT_EQ(parse({{"OVERPASS_GPU_DEPTH", bad}}).errors.size(), 1u) << bad;
   }
   EXPECT_EQ(parse({{"OVERPASS_SIM_DEVICE", "perhaps"}}).errors.size(), 1u);
+  EXPECT_EQ(parse({{"OVERPASS_GPU_IPC", "perhaps"}}).errors.size(), 1u);
 }
 
 }  // namespace
