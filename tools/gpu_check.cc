@@ -5,9 +5,12 @@
 //     allocation, malloc; a freed and reallocated address gets a new buffer id;
 //   - every device reduction kernel (type x op) against the host kernels, bit for bit;
 //   - the float-sum kernel's bandwidth against a device-to-device copy (goal: >= 80%);
-//   - the staging pipeline on real CUDA lanes against staging whole buffers.
+//   - the staging pipeline on real CUDA lanes against staging whole buffers;
+//   - allreduce, bcast and alltoall on device buffers of 4 ranks (processes sharing the GPU)
+//     through CUDA IPC, checked and timed against staging by hand (tools/gpu_check_ipc.h).
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +22,7 @@
 #include "coll/reduce_kernels.h"
 #include "gpu/memory.h"
 #include "gpu/staging_pipeline.h"
+#include "tools/gpu_check_ipc.h"
 
 namespace {
 
@@ -186,7 +190,44 @@ void pipeline(DeviceMemory& m) {
 
 }  // namespace
 
-int main() {
+// Usage: overpass-gpu-check [--ranks N] [--max-bytes B] [--sim]
+//   --ranks N      ranks of the IPC part (default 4), processes sharing GPU 0
+//   --max-bytes B  the largest case of the IPC part (default 64 MiB)
+//   --sim          the IPC part only, on the simulated device (checks the harness without a GPU)
+int main(int argc, char** argv) {
+  int ranks = 4;
+  bool simulated = false;
+  std::size_t maxBytes = std::size_t{64} << 20;
+  if (argc >= 6 && std::strcmp(argv[1], "--ipc-child") == 0) {
+    simulated = argc > 6 && std::strcmp(argv[6], "--sim") == 0;
+    if (!simulated) {
+      cuda(cudaSetDevice(0), "cudaSetDevice");
+      cuda(cudaFree(nullptr), "context");
+    }
+    return overpass::gpucheck::ipcRank(std::atoi(argv[2]), std::atoi(argv[3]), argv[4], simulated,
+                                       std::strtoull(argv[5], nullptr, 10));
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--sim") {
+      simulated = true;
+    } else if (arg == "--ranks" && i + 1 < argc) {
+      ranks = std::max(2, std::atoi(argv[++i]));
+    } else if (arg == "--max-bytes" && i + 1 < argc) {
+      maxBytes = std::strtoull(argv[++i], nullptr, 10);
+    } else {
+      std::fprintf(stderr, "usage: overpass-gpu-check [--ranks N] [--max-bytes B] [--sim]\n");
+      return 2;
+    }
+  }
+  if (simulated) {
+    std::printf("overpass-gpu-check: the IPC part on the simulated device\n");
+    std::fflush(stdout);
+    const int rc = overpass::gpucheck::runIpc(argv[0], ranks, true, maxBytes);
+    std::printf("%s\n",
+                rc ? "overpass-gpu-check: FAILED" : "overpass-gpu-check: all checks passed");
+    return rc ? 1 : 0;
+  }
   int devices = 0;
   cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
   cuda(cudaSetDevice(0), "cudaSetDevice");
@@ -203,6 +244,9 @@ int main() {
   kernels(*m);
   bandwidth(*m);
   pipeline(*m);
+  std::fflush(stdout);
+  check(overpass::gpucheck::runIpc(argv[0], ranks, false, maxBytes) == 0,
+        "device collectives through CUDA IPC: results");
   std::printf("%s\n",
               failures ? "overpass-gpu-check: FAILED" : "overpass-gpu-check: all checks passed");
   return failures ? 1 : 0;
