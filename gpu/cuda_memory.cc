@@ -141,23 +141,32 @@ class CudaMemory final : public DeviceMemory {
 
   // CUDA IPC: the handle of the whole allocation (keyed by the driver's buffer id, which a later
   // allocation at the same address does not share) and the buffer's offset in it.
+  // Exported allocations are remembered by buffer id (up to kMaxOpened, the least recently used
+  // forgotten first): a buffer passed call after call costs one attribute query.
   bool exportIpc(const void* p, std::size_t bytes, IpcHandle* handle) override {
     const PointerInfo info = classify(p);
     if (info.kind != MemoryKind::kDevice || !info.ipcExportable) return false;
-    CUdeviceptr base = 0;
-    std::size_t size = 0;
     const auto at = reinterpret_cast<CUdeviceptr>(p);
-    CUipcMemHandle ipc;
-    static_assert(sizeof ipc <= sizeof handle->backend);
-    if (cu_.memGetAddressRange(&base, &size, at) != CUDA_SUCCESS || at - base + bytes > size ||
-        cu_.ipcGetMemHandle(&ipc, base) != CUDA_SUCCESS)
-      return false;
+    std::lock_guard lock(mutex_);
+    auto it = exported_.find(info.bufferId);
+    if (it == exported_.end()) {
+      Exported e{};
+      static_assert(sizeof e.ipc <= sizeof handle->backend);
+      if (cu_.memGetAddressRange(&e.base, &e.size, at) != CUDA_SUCCESS ||
+          cu_.ipcGetMemHandle(&e.ipc, e.base) != CUDA_SUCCESS)
+        return false;
+      if (exported_.size() >= kMaxOpened) exported_.erase(leastRecent(exported_));
+      it = exported_.emplace(info.bufferId, e).first;
+    }
+    Exported& e = it->second;
+    e.used = ++uses_;
+    if (at < e.base || at - e.base + bytes > e.size) return false;
     *handle = {};
     handle->pid = getpid();
     handle->key = info.bufferId;
-    handle->offset = at - base;
-    handle->span = size;
-    std::memcpy(handle->backend, &ipc, sizeof ipc);
+    handle->offset = at - e.base;
+    handle->span = e.size;
+    std::memcpy(handle->backend, &e.ipc, sizeof e.ipc);
     return true;
   }
   // Opened allocations stay mapped (a peer's buffer used call after call is opened once), up to
@@ -179,9 +188,7 @@ class CudaMemory final : public DeviceMemory {
       return nullptr;
     }
     if (opened_.size() >= kMaxOpened) {
-      auto oldest = opened_.begin();
-      for (auto it = opened_.begin(); it != opened_.end(); ++it)
-        if (it->second.used < oldest->second.used) oldest = it;
+      const auto oldest = leastRecent(opened_);
       cu_.ipcCloseMemHandle(oldest->second.base);
       opened_.erase(oldest);
     }
@@ -325,11 +332,25 @@ class CudaMemory final : public DeviceMemory {
     CUdeviceptr base;
     std::uint64_t used;
   };
+  struct Exported {
+    CUdeviceptr base;
+    std::size_t size;
+    CUipcMemHandle ipc;
+    std::uint64_t used;
+  };
+  template <class Map>
+  static typename Map::iterator leastRecent(Map& map) {
+    auto oldest = map.begin();
+    for (auto it = map.begin(); it != map.end(); ++it)
+      if (it->second.used < oldest->second.used) oldest = it;
+    return oldest;
+  }
 
   const Driver& cu_;
   std::mutex mutex_;
   std::map<CUcontext, Lanes> lanes_;
   std::map<std::pair<std::int64_t, std::uint64_t>, Opened> opened_;  // peers' allocations
+  std::map<std::uint64_t, Exported> exported_;                       // own, by buffer id
   std::uint64_t uses_ = 0;
 };
 
