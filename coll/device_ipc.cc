@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "common/log.h"
+#include "coll/ring_reduce_scatter.h"
 
 namespace overpass {
 namespace {
@@ -14,15 +14,6 @@ struct Offer {
   IpcHandle in;        // the buffer peers read: send buffer (allreduce, alltoall), root's buffer
   IpcHandle out;       // allreduce: the receive buffer, whose slices peers copy
 };
-
-// Elements [first, first + count) of rank q's slice of n elements over p ranks.
-struct Slice {
-  std::size_t first, count;
-};
-Slice sliceOf(std::size_t n, int p, int q) {
-  const std::size_t base = n / p, extra = n % p, rank = static_cast<std::size_t>(q);
-  return {rank * base + (rank < extra ? rank : extra), base + (rank < extra ? 1 : 0)};
-}
 
 bool onDevice(DeviceMemory& memory, const void* p) {
   return memory.classify(p).kind == MemoryKind::kDevice;
@@ -77,35 +68,34 @@ Status allreduce(const CollArgs& a, ShmChannel& ch, DeviceMemory& memory, Device
                  const std::vector<const unsigned char*>& in,
                  const std::vector<unsigned char*>& out) {
   const int p = ch.size(), r = ch.rank();
-  const std::size_t e = a.bytes / a.count;
-  const Slice mine = sliceOf(a.count, p, r);
-  auto* dest = static_cast<unsigned char*>(a.recvbuf) + mine.first * e;
+  const RingBlocks slices(a, p);  // slice q: rank q's
+  const std::size_t at = slices.offset(r), count = slices.elements(r);
+  auto* dest = static_cast<unsigned char*>(a.recvbuf) + at;
   // In place, this slice is rank r's own input: from r >= 2 it is read after the first step wrote
   // the running result, which must therefore go elsewhere.
   unsigned char* target = dest;
   if (a.sendbuf == a.recvbuf && r >= 2) {
-    target = static_cast<unsigned char*>(scratch.get(0, mine.count * e, memory));
+    target = static_cast<unsigned char*>(scratch.get(0, slices.bytes(r), memory));
     if (!target) return Status::kNoMemory;
   }
   DeviceMemory::Ticket ticket;
-  if (mine.count) {
-    const unsigned char* acc = in[0] + mine.first * e;
+  if (count) {
+    const unsigned char* acc = in[0] + at;
     for (int q = 1; q < p; ++q) {
-      OVERPASS_CHECK(memory.startReduce(DeviceMemory::kDown, acc, in[q] + mine.first * e, target,
-                                        mine.count, a.type, a.op, &ticket));
+      OVERPASS_CHECK(memory.startReduce(DeviceMemory::kDown, acc, in[q] + at, target, count, a.type,
+                                        a.op, &ticket));
       acc = target;
     }
     if (target != dest)
-      OVERPASS_CHECK(memory.startCopy(DeviceMemory::kDown, dest, target, mine.count * e, &ticket));
+      OVERPASS_CHECK(memory.startCopy(DeviceMemory::kDown, dest, target, slices.bytes(r), &ticket));
   }
   OVERPASS_CHECK(memory.wait(ticket));
   OVERPASS_CHECK(meet(ch));  // every slice is final
   for (int q = 0; q < p; ++q) {
-    const Slice s = sliceOf(a.count, p, q);
-    if (q == r || !s.count) continue;
+    if (q == r || !slices.elements(q)) continue;
     OVERPASS_CHECK(memory.startCopy(DeviceMemory::kDown,
-                                    static_cast<unsigned char*>(a.recvbuf) + s.first * e,
-                                    out[q] + s.first * e, s.count * e, &ticket));
+                                    static_cast<unsigned char*>(a.recvbuf) + slices.offset(q),
+                                    out[q] + slices.offset(q), slices.bytes(q), &ticket));
   }
   return memory.wait(ticket);
 }
