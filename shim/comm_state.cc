@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "gpu/memory.h"
 #include "shim/runtime.h"
+#include "shim/world_ranks.h"
 #include "ucx_transport/ucx_transport.h"
 
 namespace overpass::shim {
@@ -20,20 +21,6 @@ namespace {
 
 std::mutex gMutex;
 
-// The world ranks of `comm`'s ranks, in `comm`'s order (a local operation).
-std::vector<int> worldRanks(MPI_Comm comm) {
-  MPI_Group group, world;
-  PMPI_Comm_group(comm, &group);
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
-  int size = 0;
-  PMPI_Group_size(group, &size);
-  std::vector<int> ranks(size), out(size);
-  for (int i = 0; i < size; ++i) ranks[i] = i;
-  PMPI_Group_translate_ranks(group, size, ranks.data(), world, out.data());
-  PMPI_Group_free(&group);
-  PMPI_Group_free(&world);
-  return out;
-}
 std::vector<CommState*> gLive;  // states whose MPI resources are not yet freed
 
 std::set<std::uint32_t> gUcxIds;  // UCX communicator ids in use in this process
@@ -151,7 +138,7 @@ void setUpShm(CommState& state, int rank, int size, int worldRank) {
   }
   const bool crowded = runtime().job.oversubscribed(worldRank);
   state.shm = std::make_unique<ShmChannel>(
-      *state.arena, local, runtime().config.timeoutSeconds, static_cast<long>(getpid()),
+      *state.arena, local, static_cast<long>(getpid()),
       crowded ? ShmChannel::kSpinsOversubscribed : ShmChannel::kSpins);
   if (const std::size_t l3 = runtime().job.ranks[worldRank].l3Bytes)
     state.streamAbove = l3 / perNode;

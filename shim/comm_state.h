@@ -37,6 +37,8 @@ struct CommState {
   std::unique_ptr<ShmArena> arena;     // this rank's node's shared memory (shim/comm_state.cc)
   std::unique_ptr<ShmChannel> shm;     // this rank's end of it, among the node's ranks (or null)
   std::size_t streamAbove = SIZE_MAX;  // Team::streamAbove: the node ranks' share of the L3
+  std::uint64_t calls = 0;             // intercepted calls on the communicator so far
+  std::uint64_t boardKey = 0;          // its key on the progress board (shim/watchdog.h), or 0
 
   // The team's channel spans the team only when the communicator is one node; the node channel
   // serves the node steps of hierarchical algorithms.

@@ -29,6 +29,7 @@
 #include "shim/comm_state.h"
 #include "shim/device_staging.h"
 #include "shim/runtime.h"
+#include "shim/watchdog.h"
 
 namespace overpass::shim {
 
@@ -157,6 +158,7 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   std::optional<FallbackReason> reason = globalFallback(coll);
   if (reason && (*reason == FallbackReason::kNotInitialized || *reason == FallbackReason::kReentry))
     return call.pmpi();  // nothing to record: statistics need a running Overpass
+  WatchedCall watch(static_cast<int>(coll), comm);  // OVERPASS_TIMEOUT, whichever path runs
   if (!reason && (comm == MPI_COMM_NULL || !call.valid()))
     reason = FallbackReason::kInvalidArgument;
   CommState* state = nullptr;
@@ -166,6 +168,11 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
     state = commState(comm, &rc);
     if (!state) return raiseError(comm, rc);
     if (state->inter) reason = FallbackReason::kIntercommunicator;
+    ++state->calls;
+    if (watch.active() && !state->inter) {
+      if (!state->boardKey) state->boardKey = boardKey(comm);
+      watch.identify(state->boardKey, state->calls);
+    }
   }
   if (!reason) reason = call.check(*state);
   const bool timed = rt.config.statsMode != StatsMode::kOff;

@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "common/log.h"
+#include "common/progress.h"
 
 namespace overpass::shim {
 namespace {
@@ -84,7 +85,10 @@ Status PmpiTransport::test(Request& request, bool* done) {
   const int rc = PMPI_Testall(static_cast<int>(batch.requests.size()), batch.requests.data(), &flag,
                               MPI_STATUSES_IGNORE);
   *done = flag != 0 || rc != MPI_SUCCESS;
-  if (*done) request.reset();
+  if (*done) {
+    request.reset();
+    noteProgress();
+  }
   return rc == MPI_SUCCESS ? Status::kOk : fail(rc, "completion");
 }
 
@@ -93,6 +97,7 @@ Status PmpiTransport::wait(Request& request) {
   const int rc = PMPI_Waitall(static_cast<int>(batch.requests.size()), batch.requests.data(),
                               MPI_STATUSES_IGNORE);
   request.reset();
+  noteProgress();
   return rc == MPI_SUCCESS ? Status::kOk : fail(rc, "completion");
 }
 

@@ -11,8 +11,11 @@
 #include "common/log.h"
 #include "gpu/memory.h"
 #include "shim/comm_state.h"
+#include "shim/hello.h"
 #include "shim/pmpi_transport.h"
 #include "shim/type_map.h"
+#include "shim/watchdog.h"
+#include "shm/progress_board.h"
 #include "topo/binding_audit.h"
 
 namespace overpass::shim {
@@ -42,6 +45,9 @@ __attribute__((constructor)) void checkMpiLibrary() {
 }
 
 void initializeUnguarded(int providedThreadLevel);
+
+// How long rank 0 waits for every rank's start-up hello without OVERPASS_TIMEOUT.
+constexpr double kHelloSeconds = 60;
 
 [[noreturn]] void stopJob() {
   PMPI_Finalize();
@@ -159,7 +165,6 @@ void setUpUcx(Runtime& rt, Bootstrap& bootstrap) {
   UcxOptions options;
   options.multiThread = rt.threadLevel == MPI_THREAD_MULTIPLE;
   options.rndvThresh = rt.config.ucxRndvThresh;
-  options.timeoutSeconds = rt.config.timeoutSeconds;
   options.oversubscribed = rt.job.oversubscribed(rt.worldRank);
   for (const Locality& l : rt.job.ranks) {
     options.sameHost.push_back(l.hostname == me.hostname);
@@ -203,11 +208,28 @@ void reportStatistics(Runtime& rt) {
   std::fclose(f);
 }
 
+// Overpass's part of MPI_Finalize, under watch: on the progress board it is the last call on the
+// world's members, so a rank still in an earlier collective shows as behind.
+constexpr std::uint64_t kTeardownCall = std::uint64_t{1} << 62;
+void finalizeUnwatched(Runtime& rt);
+
 // Delete callback of the attribute on MPI_COMM_SELF: the start of MPI_Finalize, while every
 // collective still works.
 int finalizeRuntime(MPI_Comm, int, void*, void*) {
   Runtime& rt = runtime();
   ReentryGuard guard;
+  {
+    WatchedCall watch(BoardRecord::kTeardown, rt.world);
+    watch.identify(boardKey(MPI_COMM_WORLD), kTeardownCall);
+    finalizeUnwatched(rt);
+  }
+  stopWatchdog();
+  rt.phase = Phase::kFinalized;
+  OVERPASS_DEBUG("finalized");
+  return MPI_SUCCESS;
+}
+
+void finalizeUnwatched(Runtime& rt) {
   if (rt.config.statsMode != StatsMode::kOff) reportStatistics(rt);
   releaseCommStates();
   if (rt.ucx) {
@@ -215,9 +237,6 @@ int finalizeRuntime(MPI_Comm, int, void*, void*) {
     rt.ucx.reset();
   }
   PMPI_Comm_free(&rt.world);
-  rt.phase = Phase::kFinalized;
-  OVERPASS_DEBUG("finalized");
-  return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -242,15 +261,24 @@ void initializeUnguarded(int providedThreadLevel) {
   rt.threadLevel = providedThreadLevel;
   ParsedConfig parsed = parseConfig(processEnvironment());
   std::optional<Selector> selector = Selector::create(parsed.config, &parsed.errors);
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rt.worldRank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &rt.worldSize);
+  logConfigure(parsed.config.logLevel, parsed.config.logFile, rt.worldRank);
+  // Before any collective: a rank without Overpass would pair with them (shim/hello.h).
+  const double timeout = parsed.config.timeoutSeconds;
+  checkEveryRankRunsOverpass(timeout > 0 ? timeout : kHelloSeconds);
+  // The watchdog runs where this rank's value asks for it, before the ranks agreed on it, so
+  // that the agreement itself is watched.
+  if (!parsed.config.disable) startWatchdog(timeout, rt.worldRank);
+  WatchedCall watch(BoardRecord::kStartup, MPI_COMM_WORLD);
   PMPI_Comm_dup(MPI_COMM_WORLD, &rt.world);
   PMPI_Comm_set_name(rt.world, "overpass_world");
-  PMPI_Comm_rank(rt.world, &rt.worldRank);
-  PMPI_Comm_size(rt.world, &rt.worldSize);
-  logConfigure(parsed.config.logLevel, parsed.config.logFile, rt.worldRank);
   PmpiBootstrap bootstrap(rt.world);
   agreeOnConfiguration(parsed, bootstrap);
   rt.config = parsed.config;
   rt.selector = std::move(*selector);
+  attachProgressBoard(!rt.config.disable && rt.config.timeoutSeconds > 0, bootstrap);
+  watch.identify(boardKey(MPI_COMM_WORLD), 0);
   initDeviceMemory(rt.config.simulatedDevice);
   setUpTopology(rt, bootstrap);
   setUpUcx(rt, bootstrap);

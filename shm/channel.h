@@ -11,8 +11,8 @@
 // of the shm allreduce) before its next sync().
 //
 // Waiting spins briefly (not at all where ranks outnumber cores), then yields the core, and every
-// ~50 ms
-// checks that the ranks not yet arrived are alive, and the configured timeout.
+// ~50 ms checks that the ranks not yet arrived are alive. OVERPASS_TIMEOUT is the watchdog's
+// (shim/watchdog.h): each completed round is a progress note for it.
 #pragma once
 
 #include <cstddef>
@@ -30,8 +30,8 @@ class ShmChannel {
   static constexpr int kSpins = 256;
   static constexpr int kSpinsOversubscribed = 0;
 
-  // `timeoutSeconds` 0: none. Records this process's pid in the arena.
-  ShmChannel(ShmArena& arena, int rank, double timeoutSeconds, long pid, int spins = kSpins);
+  // Records this process's pid in the arena.
+  ShmChannel(ShmArena& arena, int rank, long pid, int spins = kSpins);
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -53,7 +53,6 @@ class ShmChannel {
   int rank_, size_;
   std::size_t bytes_;
   std::uint64_t round_ = 0;
-  double timeout_;
   int spins_;
 };
 

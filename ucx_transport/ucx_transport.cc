@@ -17,6 +17,7 @@
 
 #include "common/collective.h"
 #include "common/log.h"
+#include "common/progress.h"
 
 namespace overpass {
 namespace {
@@ -71,8 +72,8 @@ struct UcxContext::Impl {
                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
     p.address = reinterpret_cast<const ucp_address_t*>(addresses[worldRank].data());
     // Peer-failure handling excludes UCX's shared-memory transports (posix, sysv, cma): it is
-    // asked for only towards other hosts. A dead peer on this host shows as a hang, which
-    // OVERPASS_TIMEOUT turns into a report.
+    // asked for only towards other hosts. A dead peer on this host is found by its process id
+    // while we wait for it; a stopped one is the watchdog's (OVERPASS_TIMEOUT).
     p.err_mode =
         options.sameHost[worldRank] ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
     p.err_handler.cb = onEndpointError;
@@ -420,6 +421,7 @@ Status UcxTransport::advance(Request& request, bool block, bool* done) {
       remaining = now;
       b.lastProgress = Clock::now();
       b.idle = 0;
+      noteProgress();
     }
     if (ucp_worker_progress(impl.worker) != 0) continue;
     if (!block) {
@@ -440,24 +442,6 @@ Status UcxTransport::advance(Request& request, bool block, bool* done) {
           b.failure = describe(op, b.tag) + ": the peer (process " + std::to_string(pid) +
                       " on this host) has exited";
       }
-    }
-    if (b.failure.empty() && impl.options.timeoutSeconds > 0 && (b.idle & 255) == 0 &&
-        waited > impl.options.timeoutSeconds) {
-      std::set<int> silent;
-      for (std::size_t i = 0; i < b.count; ++i)
-        if (!b.posted[i].done) silent.insert(b.ops[i].peer);
-      std::string ranks;
-      for (int r : silent)
-        ranks += (ranks.empty() ? "" : ", ") + std::to_string(r) + " (world " +
-                 std::to_string(worldRanks_[r]) + ")";
-      OVERPASS_ERROR(
-          "OVERPASS_TIMEOUT: %s on communicator '%s' made no progress for %ld s; not "
-          "heard from rank(s) %s",
-          collectiveOfTag(b.tag).c_str(), name_.c_str(),
-          static_cast<long>(impl.options.timeoutSeconds), ranks.c_str());
-      if (cancelPending(impl, b.posted, b.count)) (void)request.release();
-      request.reset();
-      return Status::kTimeout;
     }
   }
   *done = true;

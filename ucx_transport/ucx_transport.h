@@ -24,7 +24,6 @@ namespace overpass {
 struct UcxOptions {
   bool multiThread = false;     // MPI_THREAD_MULTIPLE: the worker is shared by threads
   std::string rndvThresh;       // OVERPASS_UCX_RNDV_THRESH ("" = UCX's own default)
-  double timeoutSeconds = 0;    // OVERPASS_TIMEOUT: 0 = wait forever
   bool oversubscribed = false;  // more ranks than cores on this node: yield while polling
   std::vector<bool> sameHost;   // by world rank: runs on this host (shared memory reachable)
   std::vector<int> pids;        // by world rank: process id of the ranks on this host, else 0

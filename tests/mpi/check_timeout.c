@@ -1,22 +1,73 @@
-/* One rank stops taking part: it sleeps instead of calling MPI_Allreduce. Under
-   OVERPASS_TIMEOUT the others must end with Overpass's report naming the collective and the
-   silent rank, instead of hanging. (Without Overpass this program hangs until killed.) */
+/* One rank stops taking part in a collective. Under OVERPASS_TIMEOUT the others must end the job
+   with Overpass's report (the collective, the communicator, the silent rank) instead of hanging.
+   Without Overpass this program hangs until killed.
+
+   check_timeout COLLECTIVE BYTES MODE [COMM]
+     COLLECTIVE  allreduce, bcast, reduce, allgather, alltoall, gather, scatter, barrier,
+                 reduce_scatter_block
+     BYTES       bytes per rank (per block for the block collectives)
+     MODE        skip: the last rank sleeps instead of calling the second collective;
+                 stop: it stops itself (SIGSTOP) before the second collective
+     COMM        world (default), or dup: a duplicate named "check_timeout_dup"
+   Every rank first completes one call of the collective; roots are rank 0. */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+static int call(const char* coll, int* send, int* recv, int count, MPI_Comm comm) {
+  if (!strcmp(coll, "allreduce")) return MPI_Allreduce(send, recv, count, MPI_INT, MPI_SUM, comm);
+  if (!strcmp(coll, "bcast")) return MPI_Bcast(send, count, MPI_INT, 0, comm);
+  if (!strcmp(coll, "reduce")) return MPI_Reduce(send, recv, count, MPI_INT, MPI_SUM, 0, comm);
+  if (!strcmp(coll, "allgather"))
+    return MPI_Allgather(send, count, MPI_INT, recv, count, MPI_INT, comm);
+  if (!strcmp(coll, "alltoall"))
+    return MPI_Alltoall(send, count, MPI_INT, recv, count, MPI_INT, comm);
+  if (!strcmp(coll, "gather"))
+    return MPI_Gather(send, count, MPI_INT, recv, count, MPI_INT, 0, comm);
+  if (!strcmp(coll, "scatter"))
+    return MPI_Scatter(send, count, MPI_INT, recv, count, MPI_INT, 0, comm);
+  if (!strcmp(coll, "barrier")) return MPI_Barrier(comm);
+  if (!strcmp(coll, "reduce_scatter_block"))
+    return MPI_Reduce_scatter_block(send, recv, count, MPI_INT, MPI_SUM, comm);
+  fprintf(stderr, "check_timeout: unknown collective '%s'\n", coll);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  return 1;
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int one = 1, sum = 0;
-  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* everyone takes part */
-  if (rank == 1) {
-    sleep(30); /* silent: never calls the second collective */
-  } else {
-    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    printf("rank %d: the collective returned although rank 1 never called it\n", rank);
+  if (argc < 4 || (strcmp(argv[3], "skip") && strcmp(argv[3], "stop"))) {
+    fprintf(stderr, "usage: check_timeout COLLECTIVE BYTES skip|stop [world|dup]\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
   }
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (argc > 4 && !strcmp(argv[4], "dup")) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_name(comm, "check_timeout_dup");
+  }
+  const int count = atoi(argv[2]) / (int)sizeof(int) > 0 ? atoi(argv[2]) / (int)sizeof(int) : 1;
+  int* send = calloc((size_t)count * size, sizeof(int));
+  int* recv = calloc((size_t)count * size, sizeof(int));
+  call(argv[1], send, recv, count, comm); /* everyone takes part */
+  if (rank == size - 1) {
+    printf("rank %d pid %ld goes silent\n", rank, (long)getpid());
+    fflush(stdout);
+    if (!strcmp(argv[3], "stop")) raise(SIGSTOP);
+    sleep(60); /* mpirun continues a stopped rank before it kills it */
+    return 1;
+  } else {
+    call(argv[1], send, recv, count, comm);
+    /* Roots of rooted collectives may return: they wait in the next call instead. */
+    call(argv[1], send, recv, count, comm);
+    call("barrier", send, recv, count, comm);
+  }
+  printf("rank %d: returned although rank %d went silent\n", rank, size - 1);
   MPI_Finalize();
   return 0;
 }

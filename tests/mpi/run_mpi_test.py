@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 
 def main():
@@ -30,6 +32,8 @@ def main():
                    help="judge by the output only (mpirun --enable-recovery exits 0 even when "
                         "ranks abort)")
     p.add_argument("--expect-output", action="append", default=[], help="regex in the output")
+    p.add_argument("--reject-output", action="append", default=[],
+                   help="regex that must not be in the output")
     p.add_argument("--no-preload", action="store_true",
                    help="run without Overpass (the program's own checks only)")
     p.add_argument("--mpirun-arg", action="append", default=[],
@@ -46,6 +50,11 @@ def main():
     p.add_argument("--no-shm-leftovers", action="store_true",
                    help="after the job, no /dev/shm/overpass-PID-* may exist, PID from the "
                         "program's 'rank 0 pid PID' line")
+    p.add_argument("--unpreloaded", choices=["first", "second"],
+                   help="MPMD launch in which that half of the ranks runs without the library")
+    p.add_argument("--ends-within", nargs=2, metavar=("REGEX", "SECONDS"),
+                   help="the job must end within SECONDS after the first output line matching "
+                        "REGEX")
     p.add_argument("--timeout", type=int, default=240)
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args()
@@ -66,12 +75,20 @@ def main():
                OMPI_MCA_rmaps_base_oversubscribe="1")
     with tempfile.TemporaryDirectory() as tmp:
         stats = os.path.join(tmp, "stats.json")
-        exports = [] if a.no_preload else ["-x", "LD_PRELOAD=" + a.library]
+        preload = [] if a.no_preload else ["-x", "LD_PRELOAD=" + a.library]
+        exports = list(preload)
         if not a.expect_fail and not a.no_preload and not a.any_exit:
             exports += ["-x", "OVERPASS_STATS=" + stats]
         for kv in a.env:
             exports += ["-x", kv]
-        if a.mpmd_env:
+        if a.unpreloaded:
+            halves = [preload + exports[len(preload):], ["-x", "LD_PRELOAD="] + exports[len(preload):]]
+            if a.unpreloaded == "first":
+                halves.reverse()
+            first = a.np - a.np // 2
+            launch = [a.mpiexec, "-np", str(first)] + halves[0] + command + [":"]
+            launch += ["-np", str(a.np // 2)] + halves[1] + command
+        elif a.mpmd_env:
             first = a.np - a.np // 2
             launch = [a.mpiexec, "-np", str(first)] + exports + command + [":"]
             launch += ["-np", str(a.np // 2)] + exports
@@ -81,15 +98,20 @@ def main():
         else:
             launch = [a.mpiexec] + a.mpirun_arg + ["-np", str(a.np)] + exports + command
         print("+", " ".join(launch), flush=True)
-        try:
-            run = subprocess.run(launch, env=env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, text=True, timeout=a.timeout)
-        except subprocess.TimeoutExpired as e:
-            print(e.stdout or "")
+        run = run_timed(launch, env, a.timeout, a.ends_within[0] if a.ends_within else None)
+        if run is None:
             print(f"FAIL: no result after {a.timeout} s (a hang is a correctness bug)")
             return 1
         print(run.stdout)
         failures = []
+        if a.ends_within:
+            if run.marked is None:
+                failures.append(f"no output line matches /{a.ends_within[0]}/")
+            else:
+                print(f"the job ended {run.marked:.2f} s after /{a.ends_within[0]}/")
+                if run.marked > float(a.ends_within[1]):
+                    failures.append(f"the job ended {run.marked:.2f} s after the mark, "
+                                    f"more than {a.ends_within[1]} s")
         if a.expect_fail and run.returncode == 0:
             failures.append("the job was expected to fail but exited 0")
         if not a.expect_fail and not a.any_exit and run.returncode != 0:
@@ -105,6 +127,9 @@ def main():
         for pattern in a.expect_output:
             if not re.search(pattern, run.stdout):
                 failures.append(f"output lacks /{pattern}/")
+        for pattern in a.reject_output:
+            if re.search(pattern, run.stdout):
+                failures.append(f"output has /{pattern}/")
         if not a.expect_fail and not a.no_preload and not a.any_exit:
             failures += check_stats(stats, a)
             failures += check_forced(stats, forced, run.stdout)
@@ -113,6 +138,37 @@ def main():
     if not failures:
         print("OK")
     return 1 if failures else 0
+
+
+class Run:
+    def __init__(self, stdout, returncode, marked):
+        self.stdout, self.returncode, self.marked = stdout, returncode, marked
+
+
+def run_timed(launch, env, timeout, mark):
+    """Runs the job, reading its output as it comes: the Run (with `marked`, the seconds from
+    the first line matching `mark` to the end of the job), or None after `timeout` seconds."""
+    proc = subprocess.Popen(launch, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    lines, marked_at = [], []
+    def read():
+        for line in proc.stdout:
+            if mark and not marked_at and re.search(mark, line):
+                marked_at.append(time.monotonic())
+            lines.append(line)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        reader.join(5)
+        print("".join(lines))
+        return None
+    ended = time.monotonic()
+    reader.join(10)
+    return Run("".join(lines), proc.returncode, ended - marked_at[0] if marked_at else None)
 
 
 ROUNDS = 8  # the rounds of tests/mpi/CMakeLists.txt's forced-algorithm tests

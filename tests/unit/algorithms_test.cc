@@ -639,7 +639,7 @@ void runOverNodes(const Topology& topo, bool nodeShm, const std::function<void(T
     arenas.push_back(ShmArena::anonymous(topo.maxRanksPerNode(), 1024));
   runTeam(topo.size(), [&](Team& team) {
     team.topology = &topo;
-    ShmChannel channel(*arenas[topo.nodeOf(team.rank())], topo.localRank(team.rank()), 0,
+    ShmChannel channel(*arenas[topo.nodeOf(team.rank())], topo.localRank(team.rank()),
                        static_cast<long>(getpid()));
     if (nodeShm) team.nodeShm = &channel;
     body(team);

@@ -29,7 +29,7 @@ inline void runTeam(int size, const std::function<void(Team&)>& body) {
     threads.emplace_back([&fabric, &body, &arena, r] {
       LoopbackTransport transport(fabric, r);
       Scratch scratch;
-      ShmChannel channel(*arena, r, 0, static_cast<long>(getpid()));
+      ShmChannel channel(*arena, r, static_cast<long>(getpid()));
       Team team{transport, scratch, &channel};
       team.streamAbove = kTestStreamAbove;
       body(team);

@@ -1,0 +1,434 @@
+#include "shim/watchdog.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/collective.h"
+#include "common/log.h"
+#include "common/progress.h"
+#include "shim/world_ranks.h"
+#include "shm/progress_board.h"
+
+namespace overpass::shim {
+
+namespace watchdog_detail {
+
+std::atomic<bool> gRunning{false};
+
+// One thread's current call. Written by that thread, read by the watchdog.
+struct Slot {
+  std::atomic<bool> claimed{false};
+  std::atomic<std::uint64_t> generation{0};  // odd while inside a call
+  std::atomic<std::uint64_t> progress{0};    // the thread's progress notes point here
+  std::atomic<int> what{-1};
+  std::atomic<MPI_Comm> comm{MPI_COMM_NULL};
+  std::atomic<std::uint64_t> commKey{0}, call{0};
+};
+
+}  // namespace watchdog_detail
+
+namespace {
+
+using watchdog_detail::Slot;
+
+// Threads that make collective calls concurrently (MPI_THREAD_MULTIPLE); beyond, a thread's
+// calls go unwatched, with one warning.
+constexpr int kSlots = 64;
+// After the report: how long PMPI_Abort may take before the process exits by itself.
+constexpr auto kAbortGrace = std::chrono::milliseconds(700);
+constexpr int kExitStatus = 1;
+// Peers named one by one in a report; the rest are counted.
+constexpr int kNamedPeers = 8;
+
+struct State {
+  std::array<Slot, kSlots> slots;
+  std::int64_t timeoutNs = 0;
+  std::chrono::milliseconds tick{100};
+  // A peer whose watchdog has not ticked for this long is not running (stopped, or starved).
+  std::int64_t staleNs = 0;
+  int worldRank = 0;
+  long pid = 0;
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stop = false;
+  // The host's progress board, and every world rank's index on it (-1: another host).
+  std::unique_ptr<ProgressBoard> board;
+  std::atomic<bool> boardReady{false};
+  int myIndex = -1;
+  std::vector<int> boardIndex;
+  std::vector<long> pids;
+};
+
+State& state() {
+  static State* s = new State();  // never destroyed: threads may outlive static destructors
+  return *s;
+}
+
+struct SlotOwner {
+  Slot* slot = nullptr;
+  bool warned = false;
+  ~SlotOwner() {
+    if (slot) slot->claimed.store(false, std::memory_order_release);
+  }
+};
+thread_local SlotOwner tOwner;
+
+Slot* threadSlot() {
+  if (tOwner.slot) return tOwner.slot;
+  for (Slot& s : state().slots) {
+    bool expected = false;
+    if (!s.claimed.load(std::memory_order_relaxed) &&
+        s.claimed.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+      s.generation.store(0, std::memory_order_relaxed);
+      return tOwner.slot = &s;
+    }
+  }
+  if (!tOwner.warned)
+    OVERPASS_WARN("OVERPASS_TIMEOUT: more than %d threads in collectives; this one is not watched",
+                  kSlots);
+  tOwner.warned = true;
+  return nullptr;
+}
+
+void publish(const Slot& slot, bool inCall, std::int64_t nowNs) {
+  State& s = state();
+  if (!s.boardReady.load(std::memory_order_acquire)) return;
+  BoardRecord r;
+  r.pid = s.pid;
+  r.commKey = slot.commKey.load(std::memory_order_relaxed);
+  r.call = slot.call.load(std::memory_order_relaxed);
+  r.what = slot.what.load(std::memory_order_relaxed);
+  r.inCall = inCall;
+  r.sinceNs = nowNs;
+  s.board->publish(s.myIndex, r);
+}
+
+std::string whatName(int what) {
+  if (what == BoardRecord::kStartup) return "Overpass's start-up in MPI_Init";
+  if (what == BoardRecord::kTeardown) return "Overpass's teardown in MPI_Finalize";
+  if (what >= 0 && what < static_cast<int>(kNumCollectives))
+    return std::string(collectiveName(static_cast<Collective>(what)));
+  return "no collective yet";
+}
+
+std::string seconds(std::int64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ns) / 1e9);
+  return text;
+}
+
+// "0-3,5,7-9" for a list of world ranks.
+std::string rangeList(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(ranks[i]);
+    if (j > i) out += '-' + std::to_string(ranks[j]);
+    i = j + 1;
+    if (out.size() > 120 && i < ranks.size()) {
+      out += ",... (" + std::to_string(ranks.size()) + " ranks)";
+      break;
+    }
+  }
+  return out;
+}
+
+bool processAlive(long pid) {
+  return pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+}
+
+// One line about a peer whose state explains (or may explain) the stuck call.
+std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardRecord& mine,
+                     std::int64_t nowNs) {
+  const std::string call =
+      peer.call ? "call " + std::to_string(peer.call) + " (" + whatName(peer.what) + ")"
+                : whatName(peer.what);
+  switch (view.verdict) {
+    case PeerVerdict::kExited:
+      return "has exited";
+    case PeerVerdict::kNotRunning:
+      return "has not run for " + seconds(nowNs - peer.heartbeatNs) +
+             " (stopped, or starved of the CPU)" +
+             (peer.what >= 0
+                  ? std::string(peer.inCall ? "; it is in " : "; it last returned from ") +
+                        (peer.commKey == mine.commKey
+                             ? call + " on this communicator"
+                             : whatName(peer.what) + " on another communicator")
+                  : "");
+    case PeerVerdict::kNeverCalled:
+      return "has not entered any collective Overpass intercepts";
+    case PeerVerdict::kBehind:
+      return peer.inCall ? "is behind: in " + call + " on this communicator since " +
+                               seconds(nowNs - peer.sinceNs)
+                         : "is behind: not in this call; its last on this communicator, " + call +
+                               ", returned " + seconds(nowNs - peer.sinceNs) + " ago";
+    case PeerVerdict::kElsewhere:
+      return std::string(peer.inCall ? "is in " : "is not in this call; it last returned from ") +
+             whatName(peer.what) + " on another communicator" +
+             (peer.inCall ? " since " + seconds(nowNs - peer.sinceNs)
+                          : " " + seconds(nowNs - peer.sinceNs) + " ago");
+    case PeerVerdict::kUnknown:
+      return std::string(peer.inCall ? "is in " : "last returned from ") + whatName(peer.what);
+    default:
+      return "";
+  }
+}
+
+[[noreturn]] void abortJob() {
+  std::thread([] {
+    std::this_thread::sleep_for(kAbortGrace);
+    std::fflush(nullptr);
+    _exit(kExitStatus);
+  }).detach();
+  PMPI_Abort(MPI_COMM_WORLD, kExitStatus);
+  _exit(kExitStatus);
+}
+
+// Writes the report of a stuck call and ends the job. Runs on the watchdog thread.
+[[noreturn]] void fire(const Slot& slot, std::int64_t stuckNs) {
+  State& s = state();
+  const std::int64_t now = monotonicNs();
+  const int what = slot.what.load(std::memory_order_relaxed);
+  const MPI_Comm comm = slot.comm.load(std::memory_order_relaxed);
+  BoardRecord mine;
+  mine.commKey = slot.commKey.load(std::memory_order_relaxed);
+  mine.call = slot.call.load(std::memory_order_relaxed);
+  mine.what = what;
+
+  char name[MPI_MAX_OBJECT_NAME] = "";
+  int len = 0, rank = 0;
+  PMPI_Comm_get_name(comm, name, &len);
+  PMPI_Comm_rank(comm, &rank);
+  const std::vector<int> members = worldRanks(comm);
+  std::vector<int> sortedMembers = members;
+  std::sort(sortedMembers.begin(), sortedMembers.end());
+  const bool collective = what >= 0 && what < static_cast<int>(kNumCollectives);
+  const std::string callText = collective && mine.call
+                                   ? "call " + std::to_string(mine.call) + " on communicator"
+                                   : "communicator";
+  OVERPASS_ERROR(
+      "OVERPASS_TIMEOUT: %s made no progress for %s: %s '%s' of %zu ranks (world ranks %s); "
+      "this is its rank %d (world rank %d, pid %ld)",
+      whatName(what).c_str(), seconds(stuckNs).c_str(), callText.c_str(), len ? name : "unnamed",
+      members.size(), rangeList(sortedMembers).c_str(), rank, s.worldRank, s.pid);
+
+  std::vector<int> direct, indirect, waiting, elsewhere;  // world ranks
+  int named = 0, more = 0;
+  const bool board = s.boardReady.load(std::memory_order_acquire);
+  for (std::size_t q = 0; q < members.size(); ++q) {
+    const int w = members[q];
+    if (w == s.worldRank) continue;
+    if (!board || s.boardIndex[w] < 0) {
+      elsewhere.push_back(w);
+      continue;
+    }
+    const BoardRecord peer = s.board->read(s.boardIndex[w]);
+    const PeerView view = judgePeer(mine, peer, processAlive(s.pids[w]), now, s.staleNs);
+    if (view.verdict == PeerVerdict::kWaitingToo) waiting.push_back(w);
+    if (view.blame == Blame::kDirect) direct.push_back(w);
+    if (view.blame == Blame::kIndirect) indirect.push_back(w);
+    const std::string line = peerLine(view, peer, mine, now);
+    if (line.empty()) continue;
+    if (named++ >= kNamedPeers) {
+      ++more;
+      continue;
+    }
+    OVERPASS_ERROR("OVERPASS_TIMEOUT:   rank %zu (world rank %d, pid %ld) %s", q, w, s.pids[w],
+                   line.c_str());
+  }
+  if (more) OVERPASS_ERROR("OVERPASS_TIMEOUT:   ... and %d more ranks", more);
+  if (!waiting.empty())
+    OVERPASS_ERROR("OVERPASS_TIMEOUT:   waiting in this call too: world ranks %s",
+                   rangeList(waiting).c_str());
+  if (!elsewhere.empty())
+    OVERPASS_ERROR("OVERPASS_TIMEOUT:   %s: world ranks %s",
+                   board ? "on other hosts, not visible from here (their own watchdogs report)"
+                         : "not visible (no progress board on this rank)",
+                   rangeList(elsewhere).c_str());
+  // Ranks stuck in other calls wait on someone themselves: named only when no rank is known
+  // not to have arrived.
+  const std::vector<int>& culprits = direct.empty() ? indirect : direct;
+  if (!culprits.empty())
+    OVERPASS_ERROR(
+        "OVERPASS_TIMEOUT: the call cannot complete without world rank%s %s; "
+        "aborting the job",
+        culprits.size() > 1 ? "s" : "", rangeList(culprits).c_str());
+  else
+    OVERPASS_ERROR("OVERPASS_TIMEOUT: no rank on this host is behind%s; aborting the job",
+                   elsewhere.empty() ? " (a lost message, or a rank on no board)"
+                                     : ": look for the cause among the ranks on other hosts");
+  abortJob();
+}
+
+void run() {
+  State& s = state();
+  struct Seen {
+    std::uint64_t generation = 0, progress = 0;
+    std::int64_t sinceNs = 0;
+  };
+  std::array<Seen, kSlots> seen{};
+  std::unique_lock lock(s.mutex);
+  while (!s.stop) {
+    s.wake.wait_for(lock, s.tick);
+    if (s.stop) break;
+    const std::int64_t now = monotonicNs();
+    if (s.boardReady.load(std::memory_order_acquire)) s.board->heartbeat(s.myIndex, now);
+    for (int i = 0; i < kSlots; ++i) {
+      const Slot& slot = s.slots[i];
+      if (!slot.claimed.load(std::memory_order_acquire)) continue;
+      const std::uint64_t g = slot.generation.load(std::memory_order_acquire);
+      if (!(g & 1)) continue;
+      const std::uint64_t p = slot.progress.load(std::memory_order_relaxed);
+      if (seen[i].generation != g || seen[i].progress != p) {
+        seen[i] = {g, p, now};
+        continue;
+      }
+      if (now - seen[i].sinceNs > s.timeoutNs) fire(slot, now - seen[i].sinceNs);
+    }
+  }
+}
+
+}  // namespace
+
+void startWatchdog(double timeoutSeconds, int worldRank) {
+  if (timeoutSeconds <= 0) return;
+  State& s = state();
+  s.timeoutNs = static_cast<std::int64_t>(timeoutSeconds * 1e9);
+  s.tick = std::chrono::milliseconds(
+      std::clamp<std::int64_t>(static_cast<std::int64_t>(timeoutSeconds * 1000 / 10), 10, 100));
+  s.staleNs =
+      std::clamp<std::int64_t>(s.timeoutNs / 2, 5 * s.tick.count() * 1'000'000, 750'000'000);
+  s.worldRank = worldRank;
+  s.pid = static_cast<long>(getpid());
+  s.stop = false;
+  s.thread = std::thread(run);
+  watchdog_detail::gRunning.store(true, std::memory_order_release);
+}
+
+void attachProgressBoard(bool watching, Bootstrap& bootstrap) {
+  if (!watching) return;
+  State& s = state();
+  struct Hello {
+    char host[72];
+    std::int64_t pid;
+  } me{};
+  gethostname(me.host, sizeof me.host - 1);
+  me.pid = getpid();
+  const int n = bootstrap.size(), rank = bootstrap.rank();
+  std::vector<Hello> all(n);
+  if (bootstrap.allgather(&me, all.data(), sizeof me) != Status::kOk) return;
+  std::vector<int> boardIndex(n, -1);
+  std::vector<long> pids(n);
+  int leader = -1, count = 0;
+  for (int r = 0; r < n; ++r) {
+    pids[r] = static_cast<long>(all[r].pid);
+    if (std::strncmp(all[r].host, me.host, sizeof me.host) != 0) continue;
+    if (leader < 0) leader = r;
+    boardIndex[r] = count++;
+  }
+  // The host's first rank creates the board; the others attach by its name; it unlinks the name
+  // once every rank of the world has tried.
+  char name[64] = "";
+  std::unique_ptr<ShmArena> arena;
+  std::string why;
+  if (rank == leader) {
+    std::random_device random;
+    std::snprintf(name, sizeof name, "/overpass-board-%ld-%08x", static_cast<long>(me.pid),
+                  random());
+    arena = ProgressBoard::createArena(name, count, &why);
+    if (!arena) name[0] = '\0';
+  }
+  std::vector<char> names(sizeof name * n);
+  if (bootstrap.allgather(name, names.data(), sizeof name) != Status::kOk) return;
+  const char* leaderName = names.data() + sizeof name * leader;
+  if (rank != leader && leaderName[0]) {
+    arena = ShmArena::attach(leaderName, &why);
+    if (arena && arena->ranks() != count) arena.reset();
+  }
+  int attached = arena != nullptr;
+  std::vector<int> flags(n);
+  if (bootstrap.allgather(&attached, flags.data(), sizeof attached) != Status::kOk) return;
+  if (rank == leader && name[0]) ShmArena::unlink(name);
+  if (!arena) {
+    OVERPASS_WARN(
+        "OVERPASS_TIMEOUT: no progress board on this host (%s): reports cannot say "
+        "which rank is behind",
+        why.empty() ? "the host's first rank could not create it" : why.c_str());
+    return;
+  }
+  s.board = std::make_unique<ProgressBoard>(std::move(arena));
+  s.boardIndex = std::move(boardIndex);
+  s.pids = std::move(pids);
+  s.myIndex = s.boardIndex[rank];
+  BoardRecord r;
+  r.pid = s.pid;
+  s.board->publish(s.myIndex, r);
+  s.board->heartbeat(s.myIndex, monotonicNs());
+  s.boardReady.store(true, std::memory_order_release);
+  // The start-up call this runs in goes on the board too.
+  if (tOwner.slot && (tOwner.slot->generation.load(std::memory_order_relaxed) & 1))
+    publish(*tOwner.slot, true, monotonicNs());
+}
+
+void stopWatchdog() {
+  State& s = state();
+  if (!watchdog_detail::gRunning.exchange(false)) return;
+  {
+    std::lock_guard lock(s.mutex);
+    s.stop = true;
+  }
+  s.wake.notify_all();
+  s.thread.join();
+  s.boardReady.store(false, std::memory_order_release);
+  s.board.reset();
+}
+
+void WatchedCall::enter(int what, MPI_Comm comm) {
+  Slot* slot = threadSlot();
+  if (!slot) return;
+  slot->what.store(what, std::memory_order_relaxed);
+  slot->comm.store(comm, std::memory_order_relaxed);
+  slot->commKey.store(0, std::memory_order_relaxed);
+  slot->call.store(0, std::memory_order_relaxed);
+  slot->generation.fetch_add(1, std::memory_order_release);  // odd: in a call
+  progress_detail::tCounter = &slot->progress;
+  publish(*slot, true, monotonicNs());
+  slot_ = slot;
+}
+
+void WatchedCall::identify(std::uint64_t commKey, std::uint64_t call) {
+  if (!slot_) return;
+  slot_->commKey.store(commKey, std::memory_order_relaxed);
+  slot_->call.store(call, std::memory_order_relaxed);
+  publish(*slot_, true, monotonicNs());
+}
+
+void WatchedCall::leave() {
+  progress_detail::tCounter = nullptr;
+  slot_->generation.fetch_add(1, std::memory_order_release);  // even: outside
+  publish(*slot_, false, monotonicNs());
+}
+
+std::uint64_t boardKey(MPI_Comm comm) {
+  const std::vector<int> ranks = worldRanks(comm);
+  return commKey(ranks.data(), static_cast<int>(ranks.size()));
+}
+
+}  // namespace overpass::shim
