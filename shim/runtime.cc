@@ -219,7 +219,7 @@ int finalizeRuntime(MPI_Comm, int, void*, void*) {
   Runtime& rt = runtime();
   ReentryGuard guard;
   {
-    WatchedCall watch(BoardRecord::kTeardown, rt.world);
+    WatchedCall watch(BoardRecord::kTeardown, MPI_COMM_WORLD);
     watch.identify(boardKey(MPI_COMM_WORLD), kTeardownCall);
     finalizeUnwatched(rt);
   }

@@ -7,9 +7,14 @@
                  reduce_scatter_block
      BYTES       bytes per rank (per block for the block collectives)
      MODE        skip: the last rank sleeps instead of calling the second collective;
-                 stop: it stops itself (SIGSTOP) before the second collective
+                 stop: it stops itself (SIGSTOP) before the second collective;
+                 first: it sleeps instead of the first (the others wait in the set-up of
+                 Overpass's state for the communicator);
+                 finalize: every call completes, it sleeps instead of MPI_Finalize (with
+                 OVERPASS_STATS, the others wait in Overpass's teardown)
      COMM        world (default), or dup: a duplicate named "check_timeout_dup"
-   Every rank first completes one call of the collective; roots are rank 0. */
+   Except in mode first, every rank first completes one call of the collective; roots are
+   rank 0. */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,8 +44,10 @@ static int call(const char* coll, int* send, int* recv, int count, MPI_Comm comm
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  if (argc < 4 || (strcmp(argv[3], "skip") && strcmp(argv[3], "stop"))) {
-    fprintf(stderr, "usage: check_timeout COLLECTIVE BYTES skip|stop [world|dup]\n");
+  const char* mode = argc > 3 ? argv[3] : "";
+  if (strcmp(mode, "skip") && strcmp(mode, "stop") && strcmp(mode, "first") &&
+      strcmp(mode, "finalize")) {
+    fprintf(stderr, "usage: check_timeout COLLECTIVE BYTES skip|stop|first|finalize [world|dup]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int rank, size;
@@ -54,15 +61,29 @@ int main(int argc, char** argv) {
   const int count = atoi(argv[2]) / (int)sizeof(int) > 0 ? atoi(argv[2]) / (int)sizeof(int) : 1;
   int* send = calloc((size_t)count * size, sizeof(int));
   int* recv = calloc((size_t)count * size, sizeof(int));
-  call(argv[1], send, recv, count, comm); /* everyone takes part */
-  if (rank == size - 1) {
+  const int silent = rank == size - 1;
+  if (!strcmp(mode, "finalize")) {
+    call(argv[1], send, recv, count, comm);
+    call("barrier", send, recv, count, comm);
+    if (silent) {
+      printf("rank %d pid %ld goes silent\n", rank, (long)getpid());
+      fflush(stdout);
+      sleep(60);
+      return 1;
+    }
+    MPI_Finalize();
+    printf("rank %d: MPI_Finalize returned although rank %d went silent\n", rank, size - 1);
+    return 0;
+  }
+  if (strcmp(mode, "first") || !silent) call(argv[1], send, recv, count, comm);
+  if (silent) {
     printf("rank %d pid %ld goes silent\n", rank, (long)getpid());
     fflush(stdout);
-    if (!strcmp(argv[3], "stop")) raise(SIGSTOP);
+    if (!strcmp(mode, "stop")) raise(SIGSTOP);
     sleep(60); /* mpirun continues a stopped rank before it kills it */
     return 1;
   } else {
-    call(argv[1], send, recv, count, comm);
+    if (strcmp(mode, "first")) call(argv[1], send, recv, count, comm);
     /* Roots of rooted collectives may return: they wait in the next call instead. */
     call(argv[1], send, recv, count, comm);
     call("barrier", send, recv, count, comm);
