@@ -90,9 +90,9 @@ void checkEveryRankRunsOverpass(double deadlineSeconds) {
     OVERPASS_ERROR(
         "world rank%s %s did not answer Overpass's start-up hello within %g s: %s without "
         "liboverpass.so (LD_PRELOAD not passed to every rank, or an MPI_COMM_WORLD shared with "
-        "another program). Every rank must run Overpass; stopping the job",
+        "another program), or %s stopped. Every rank must run Overpass; stopping the job",
         missing.size() > 1 ? "s" : "", rankList(missing).c_str(), deadlineSeconds,
-        missing.size() > 1 ? "they run" : "it runs");
+        missing.size() > 1 ? "they run" : "it runs", missing.size() > 1 ? "are" : "is");
     stop();
   }
   int hello = kHello, answer = -1;
@@ -109,7 +109,7 @@ void checkEveryRankRunsOverpass(double deadlineSeconds) {
   OVERPASS_ERROR(
       "world rank 0 did not answer Overpass's start-up hello within %g s: it runs without "
       "liboverpass.so (LD_PRELOAD not passed to every rank, or an MPI_COMM_WORLD shared with "
-      "another program). Every rank must run Overpass; stopping the job",
+      "another program), or is stopped. Every rank must run Overpass; stopping the job",
       2 * deadlineSeconds);
   stop();
 }
