@@ -51,8 +51,12 @@ constexpr int kSlots = 64;
 // After the report: how long PMPI_Abort may take before the process exits by itself.
 constexpr auto kAbortGrace = std::chrono::milliseconds(700);
 constexpr int kExitStatus = 1;
-// Peers named one by one in a report; the rest are counted.
-constexpr int kNamedPeers = 8;
+// Between the report and the abort.
+constexpr auto kReportOut = std::chrono::milliseconds(150);
+// Peers named one by one in a report.
+constexpr std::size_t kNamedPeers = 8;
+// A rank whose report is not the detailed one waits this long before it aborts the job.
+constexpr auto kOthersFirst = std::chrono::milliseconds(300);
 
 struct State {
   std::array<Slot, kSlots> slots;
@@ -192,6 +196,9 @@ std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardR
 }
 
 [[noreturn]] void abortJob() {
+  // mpirun forwards the report from a pipe; an abort right behind it can overtake it.
+  std::fflush(nullptr);
+  std::this_thread::sleep_for(kReportOut);
   std::thread([] {
     std::this_thread::sleep_for(kAbortGrace);
     std::fflush(nullptr);
@@ -230,7 +237,7 @@ std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardR
       members.size(), rangeList(sortedMembers).c_str(), rank, s.worldRank, s.pid);
 
   std::vector<int> direct, indirect, waiting, elsewhere;  // world ranks
-  int named = 0, more = 0;
+  std::vector<std::string> lines;                         // about the peers that matter
   const bool board = s.boardReady.load(std::memory_order_acquire);
   for (std::size_t q = 0; q < members.size(); ++q) {
     const int w = members[q];
@@ -246,34 +253,46 @@ std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardR
     if (view.blame == Blame::kIndirect) indirect.push_back(w);
     const std::string line = peerLine(view, peer, mine, now);
     if (line.empty()) continue;
-    if (named++ >= kNamedPeers) {
-      ++more;
-      continue;
-    }
-    OVERPASS_ERROR("OVERPASS_TIMEOUT:   rank %zu (world rank %d, pid %ld) %s", q, w, s.pids[w],
-                   line.c_str());
+    if (lines.size() == kNamedPeers)
+      lines.push_back("... and more");
+    else if (lines.size() < kNamedPeers)
+      lines.push_back("rank " + std::to_string(q) + " (world rank " + std::to_string(w) +
+                      ", pid " + std::to_string(s.pids[w]) + ") " + line);
   }
-  if (more) OVERPASS_ERROR("OVERPASS_TIMEOUT:   ... and %d more ranks", more);
-  if (!waiting.empty())
-    OVERPASS_ERROR("OVERPASS_TIMEOUT:   waiting in this call too: world ranks %s",
-                   rangeList(waiting).c_str());
-  if (!elsewhere.empty())
-    OVERPASS_ERROR("OVERPASS_TIMEOUT:   %s: world ranks %s",
-                   board ? "on other hosts, not visible from here (their own watchdogs report)"
-                         : "not visible (no progress board on this rank)",
-                   rangeList(elsewhere).c_str());
+  // Of the ranks of this host that wait in the same call, the lowest gives the details; the
+  // others say what they concluded (each may be the first whose report gets out).
+  const bool details = waiting.empty() || s.worldRank < waiting.front();
+  if (details) {
+    for (const std::string& line : lines) OVERPASS_ERROR("OVERPASS_TIMEOUT:   %s", line.c_str());
+    if (!waiting.empty())
+      OVERPASS_ERROR("OVERPASS_TIMEOUT:   waiting in this call too: world ranks %s",
+                     rangeList(waiting).c_str());
+    if (!elsewhere.empty())
+      OVERPASS_ERROR("OVERPASS_TIMEOUT:   %s: world ranks %s",
+                     board ? "on other hosts, not visible from here (their own watchdogs report)"
+                           : "not visible (no progress board on this rank)",
+                     rangeList(elsewhere).c_str());
+  } else {
+    OVERPASS_ERROR("OVERPASS_TIMEOUT:   (the peers' states: in world rank %d's report)",
+                   waiting.front());
+  }
   // Ranks stuck in other calls wait on someone themselves: named only when no rank is known
   // not to have arrived.
   const std::vector<int>& culprits = direct.empty() ? indirect : direct;
-  if (!culprits.empty())
+  if (!culprits.empty()) {
     OVERPASS_ERROR(
         "OVERPASS_TIMEOUT: the call cannot complete without world rank%s %s; "
         "aborting the job",
         culprits.size() > 1 ? "s" : "", rangeList(culprits).c_str());
-  else
+  } else {
     OVERPASS_ERROR("OVERPASS_TIMEOUT: no rank on this host is behind%s; aborting the job",
                    elsewhere.empty() ? " (a lost message, or a rank on no board)"
                                      : ": look for the cause among the ranks on other hosts");
+  }
+  // The rank that gives the details, and ranks that can see the cause, get a moment to report
+  // before this abort ends them.
+  if (!details || (culprits.empty() && !elsewhere.empty()))
+    std::this_thread::sleep_for(kOthersFirst);
   abortJob();
 }
 
