@@ -98,7 +98,8 @@ Slot* threadSlot() {
     bool expected = false;
     if (!s.claimed.load(std::memory_order_relaxed) &&
         s.claimed.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
-      s.generation.store(0, std::memory_order_relaxed);
+      // The generation goes on counting: a new owner's first call is never taken for the last
+      // owner's.
       return tOwner.slot = &s;
     }
   }
