@@ -1,6 +1,9 @@
 #include "coll/tune.h"
 
 #include <cctype>
+#include <limits>
+
+#include "common/config.h"
 
 namespace overpass {
 namespace {
@@ -32,23 +35,10 @@ bool equalsIgnoringCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-// digits with an optional K/M/G, or inf (both case-insensitive).
+// digits with an optional K/M/G (common/config.h's size parser), or inf (both case-insensitive).
 std::optional<std::size_t> parseSize(std::string_view s) {
   if (equalsIgnoringCase(s, "inf")) return std::numeric_limits<std::size_t>::max();
-  std::size_t value = 0, i = 0;
-  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
-    if (value > (std::numeric_limits<std::size_t>::max() - 9) / 10) return std::nullopt;
-    value = value * 10 + static_cast<std::size_t>(s[i] - '0');
-  }
-  if (i == 0) return std::nullopt;
-  if (i == s.size()) return value;
-  if (i + 1 != s.size()) return std::nullopt;
-  const int shift = std::toupper(static_cast<unsigned char>(s[i])) == 'K'   ? 10
-                    : std::toupper(static_cast<unsigned char>(s[i])) == 'M' ? 20
-                    : std::toupper(static_cast<unsigned char>(s[i])) == 'G' ? 30
-                                                                            : -1;
-  if (shift < 0 || value > (std::numeric_limits<std::size_t>::max() >> shift)) return std::nullopt;
-  return value << shift;
+  return overpass::parseSize(s, std::numeric_limits<std::size_t>::max());
 }
 
 // "lo-hi" (half-open, lo < hi).
@@ -175,14 +165,6 @@ std::optional<std::vector<TuneRule>> parseTune(std::string_view text, std::strin
     rules.push_back(std::move(*rule));
   }
   return rules;
-}
-
-std::string formatSize(std::size_t bytes) {
-  if (bytes == std::numeric_limits<std::size_t>::max()) return "inf";
-  for (const auto& [shift, unit] : {std::pair{30, 'G'}, std::pair{20, 'M'}, std::pair{10, 'K'}})
-    if (bytes && bytes % (std::size_t{1} << shift) == 0)
-      return std::to_string(bytes >> shift) + unit;
-  return std::to_string(bytes);
 }
 
 }  // namespace overpass

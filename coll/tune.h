@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "coll/registry.h"
+#include "common/config.h"  // formatSize
 
 namespace overpass {
 
@@ -50,7 +51,6 @@ struct TuneRule {
 // message naming the bad token. An empty text is no rule.
 std::optional<std::vector<TuneRule>> parseTune(std::string_view text, std::string* error);
 
-// Formats a size as the grammar writes it (1024 -> "1K", max -> "inf").
-std::string formatSize(std::size_t bytes);
+// Sizes are formatted as the grammar writes them by formatSize (common/config.h).
 
 }  // namespace overpass

@@ -1,17 +1,22 @@
 // The one table of OVERPASS_* variables: name, default, accepted values, help, and whether every
-// rank must agree on it. Parsed once, strictly: a malformed value is an error naming the variable,
-// the value and what is accepted; an unknown OVERPASS_* name is a warning with the nearest name.
+// rank must agree on it. Parsed once, strictly, by one parser per kind of value (booleans, sizes,
+// counts, durations, paths, lists, names): a malformed value is an error naming the variable
+// first, then the value and what is accepted; an unknown OVERPASS_* name is a warning with the
+// nearest name. An empty value means the default, as if unset; a value of only blanks is an error.
+// Ranks compare the canonical form of each parsed value, never the raw text.
 #pragma once
 
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/bootstrap.h"
 #include "common/collective.h"
 #include "common/log.h"
 
@@ -32,7 +37,7 @@ struct Config {
   int topoRanksPerNode = 0;  // > 0: emulate nodes of this many consecutive ranks
   TransportKind transport = TransportKind::kPmpi;
   double timeoutSeconds = 0;  // 0: no timeout
-  std::string ucxRndvThresh;  // "" : UCX's default
+  std::string ucxRndvThresh;  // "" : UCX's default; "auto"; or a number of bytes
   std::size_t shmBuffer = 0;  // bytes per rank and round of the shared-memory engine; 0: off
   std::string tune;           // OVERPASS_TUNE rules (coll/tune.h)
   std::array<std::string, kNumCollectives> forced;  // OVERPASS_<COLLECTIVE>: an algorithm name
@@ -53,7 +58,9 @@ struct ConfigVar {
   std::string_view accepted;  // what values are accepted, for help and error messages
   std::string_view help;
   bool agreed;  // changes which path a collective takes, so every rank must have the same value
-  bool (*parse)(std::string_view value, Config& config);  // false: malformed
+  // Sets the variable's fields of `config` and returns the value's canonical text (equal for
+  // values that mean the same: "1" and "yes", "128K" and "131072"); nullopt: malformed.
+  std::optional<std::string> (*parse)(std::string_view value, Config& config);
 };
 
 std::span<const ConfigVar> configVars();
@@ -64,16 +71,46 @@ Environment processEnvironment();
 
 struct ParsedConfig {
   Config config;
-  std::vector<std::string> values;    // effective text value per variable (default if unset)
-  std::vector<std::string> errors;    // malformed values: the job must stop
-  std::vector<std::string> warnings;  // unknown OVERPASS_* names
+  std::vector<std::string> values;     // effective text value per variable (default if unset)
+  std::vector<std::string> canonical;  // its canonical form (the default's for a malformed one)
+  std::vector<std::string> errors;     // malformed values: the job must stop
+  std::vector<std::string> warnings;   // unknown OVERPASS_* names
 };
 
 ParsedConfig parseConfig(const Environment& env);
 
-// One hash per variable of configVars() (0 for variables that need no agreement), for comparing
-// the effective configuration across ranks.
+// One hash per variable of configVars() (0 for variables that need no agreement): of the
+// canonical value, for comparing the effective configuration across ranks.
 std::vector<std::uint64_t> agreementHashes(const ParsedConfig& parsed);
+
+// What the ranks found when they compared their configurations; the same on every rank.
+struct ConfigComparison {
+  int firstRankWithErrors = -1;    // the lowest rank with a malformed value, or -1
+  int firstRankWithWarnings = -1;  // the lowest rank with an unknown name, or -1
+  // One message per agreed variable that differs between ranks (empty when a rank has errors),
+  // naming the variable first and showing rank 0's value and the first other rank's value.
+  std::vector<std::string> mismatches;
+};
+
+// Collective over the bootstrap: every rank must call it, at the same point.
+Status compareConfigurations(const ParsedConfig& parsed, Bootstrap& bootstrap,
+                             ConfigComparison* out);
+
+// The parsers of the kinds of value, shared by every variable of that kind and by the tune
+// grammar (the variables' parsers drop the blanks around a value first; these accept none):
+// - a boolean: 0|1, no|yes, false|true, off|on (any case), kBooleanAccepted;
+std::optional<bool> parseBoolean(std::string_view text);
+inline constexpr std::string_view kBooleanAccepted = "0|1 (or no|yes, false|true, off|on)";
+// - a count: decimal digits only, at most `hi`;
+std::optional<std::uint64_t> parseCount(std::string_view text, std::uint64_t hi);
+// - a size: decimal digits with an optional K, M or G suffix (x1024, any case), at most `hi`
+//   bytes (overflow is out of range, not a wrap);
+std::optional<std::uint64_t> parseSize(std::string_view text, std::uint64_t hi);
+// As the size grammar writes it: 131072 -> "128K", the largest value -> "inf" (the tune grammar's).
+std::string formatSize(std::uint64_t bytes);
+// - a duration in seconds: a plain decimal number (digits, optionally '.' and digits; no sign,
+//   exponent or hex) with a unit ns|us|ms|s, which may be left out (seconds) unless unitRequired.
+std::optional<double> parseDuration(std::string_view text, bool unitRequired);
 
 // Levenshtein distance, for "did you mean" suggestions.
 std::size_t editDistance(std::string_view a, std::string_view b);

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdarg>
 #include <cstdio>
 #include <mutex>
+#include <string>
 
 namespace overpass {
 namespace log_detail {
@@ -63,20 +65,53 @@ void logClose() {
 }
 
 void logWrite(LogLevel level, const char* fmt, ...) {
-  char line[2048];
-  int n = std::snprintf(line, sizeof(line), "[overpass %d] %s: ", gRank.load(),
-                        kLevelNames[static_cast<int>(level)].data());
-  va_list ap;
+  char prefix[64];
+  const int p = std::snprintf(prefix, sizeof(prefix), "[overpass %d] %s: ", gRank.load(),
+                              kLevelNames[static_cast<int>(level)].data());
+  std::string line(prefix, p > 0 ? std::min<std::size_t>(p, sizeof(prefix) - 1) : 0);
+  char text[2048];
+  va_list ap, again;
   va_start(ap, fmt);
-  if (n > 0 && n < static_cast<int>(sizeof(line)))
-    n += std::vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+  va_copy(again, ap);
+  const int n = std::vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  if (n >= static_cast<int>(sizeof(line)) - 1) n = sizeof(line) - 2;
-  line[n++] = '\n';
+  if (n < 0) {
+    line += "(unprintable log message)";
+  } else if (static_cast<std::size_t>(n) < sizeof(text)) {
+    line.append(text, n);
+  } else {  // longer than the stack buffer: format it whole, then cut it if it is too long
+    std::string whole(static_cast<std::size_t>(n) + 1, '\0');
+    std::vsnprintf(whole.data(), whole.size(), fmt, again);
+    whole.resize(n);
+    if (line.size() + whole.size() > kMaxLogLine) {
+      whole.resize(kMaxLogLine - line.size());
+      whole += "... (line cut, " + std::to_string(n) + " characters)";
+    }
+    line += whole;
+  }
+  va_end(again);
+  line += '\n';
   std::lock_guard lock(gMutex);
   FILE* out = gFile ? gFile : stderr;
-  std::fwrite(line, 1, n, out);
+  std::fwrite(line.data(), 1, line.size(), out);
   std::fflush(out);
+}
+
+std::string shortened(std::string_view value, std::size_t keep) {
+  std::string out;
+  const std::size_t shown = std::min(value.size(), keep);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
+      out += escaped;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (shown < value.size()) out += "... (" + std::to_string(value.size()) + " characters)";
+  return out;
 }
 
 }  // namespace overpass

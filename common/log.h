@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,7 +27,14 @@ inline bool logEnabled(LogLevel level) {
 void logConfigure(LogLevel level, const std::string& file, int rank);
 void logClose();
 
+// Writes one line. A line longer than kMaxLogLine is cut there and says so, with its length.
 void logWrite(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+inline constexpr std::size_t kMaxLogLine = 16384;
+
+// A value as messages show it: control characters as \xNN, and beyond `keep` characters cut to
+// the first `keep` followed by "... (N characters)", so that what comes after it (the rest of the
+// message) is never lost.
+std::string shortened(std::string_view value, std::size_t keep = 200);
 
 }  // namespace overpass
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coll/registry.h"
+#include "common/files.h"
 #include "common/log.h"
 #include "gpu/memory.h"
 #include "shim/comm_state.h"
@@ -54,47 +55,30 @@ constexpr double kHelloSeconds = 60;
   std::exit(1);
 }
 
-// Every rank contributes {has errors, has warnings, hash of each variable}; the job stops if a
-// rank's configuration is malformed or the ranks disagree on a variable that changes paths.
+// The ranks compare their parsed configurations (common/config.h); the job stops if a rank's
+// configuration is malformed or the ranks disagree on a variable that changes paths.
 void agreeOnConfiguration(const ParsedConfig& parsed, Bootstrap& bootstrap) {
-  const std::vector<std::uint64_t> hashes = agreementHashes(parsed);
-  const std::size_t width = 2 + hashes.size();
-  std::vector<std::uint64_t> mine(width), all(width * bootstrap.size());
-  mine[0] = !parsed.errors.empty();
-  mine[1] = !parsed.warnings.empty();
-  std::copy(hashes.begin(), hashes.end(), mine.begin() + 2);
-  if (bootstrap.allgather(mine.data(), all.data(), width * sizeof(std::uint64_t)) != Status::kOk) {
+  ConfigComparison comparison;
+  if (compareConfigurations(parsed, bootstrap, &comparison) != Status::kOk) {
     OVERPASS_ERROR("cannot compare the configuration across ranks; stopping");
     stopJob();
   }
   const int me = bootstrap.rank();
-  auto firstRankWith = [&](std::size_t field) {
-    for (int r = 0; r < bootstrap.size(); ++r)
-      if (all[r * width + field]) return r;
-    return -1;
-  };
-  if (const int r = firstRankWith(1); r == me)
+  if (comparison.firstRankWithWarnings == me)
     for (const std::string& w : parsed.warnings) OVERPASS_WARN("%s", w.c_str());
-  if (const int r = firstRankWith(0); r >= 0) {
-    if (r == me) {
+  if (comparison.firstRankWithErrors >= 0) {
+    if (comparison.firstRankWithErrors == me) {
       for (const std::string& e : parsed.errors) OVERPASS_ERROR("%s", e.c_str());
       OVERPASS_ERROR("stopping the job: fix the value%s above",
                      parsed.errors.size() > 1 ? "s" : "");
     }
     stopJob();
   }
-  const auto vars = configVars();
-  for (std::size_t i = 0; i < hashes.size(); ++i) {
-    for (int r = 1; r < bootstrap.size(); ++r) {
-      if (all[r * width + 2 + i] == all[2 + i]) continue;
-      if (me == 0)
-        OVERPASS_ERROR(
-            "%s differs between ranks (rank 0 has '%s', rank %d another value): every rank must "
-            "see the same value, or ranks would take different paths; stopping the job",
-            vars[i].name.data(), parsed.values[i].c_str(), r);
-      stopJob();
-    }
-  }
+  if (comparison.mismatches.empty()) return;
+  if (me == 0)
+    for (const std::string& m : comparison.mismatches) OVERPASS_ERROR("%s", m.c_str());
+  if (me == 0) OVERPASS_ERROR("stopping the job");
+  stopJob();
 }
 
 // Stops the job if any rank failed (`message` non-empty on the failing ranks): the lowest failing
@@ -111,28 +95,25 @@ void stopIfAnyFailed(const std::string& message, Bootstrap& bootstrap) {
 }
 
 std::string readFile(const std::string& path, std::string* error) {
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (!f) {
-    *error = "cannot read topology file '" + path + "': " + std::strerror(errno);
-    return "";
-  }
   std::string text;
-  char buf[65536];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, n);
-  std::fclose(f);
+  if (const std::string problem = readRegularFile(path, &text); !problem.empty())
+    *error = "OVERPASS_TOPO_FILE: cannot read topology file '" + shortened(path) + "': " + problem;
   return text;
 }
 
 // The job's topology: loaded from OVERPASS_TOPO_FILE, or probed by every rank and gathered; the
 // node split emulated with OVERPASS_TOPO_RANKS_PER_NODE; dumped by rank 0 to OVERPASS_TOPO_DUMP.
+// Rank 0 also checks here that it can write OVERPASS_STATS's file, so that a path that cannot be
+// written stops the job now rather than losing the statistics at the end.
 void setUpTopology(Runtime& rt, Bootstrap& bootstrap) {
   const Config& c = rt.config;
   std::string error;
   if (!c.topoFile.empty()) {
     const std::string text = readFile(c.topoFile, &error);
-    if (error.empty() && topologyFromJson(text, c.topoFile, &rt.job, &error) &&
-        static_cast<int>(rt.job.ranks.size()) != rt.worldSize)
-      error = "topology file '" + c.topoFile + "': it describes " +
+    if (error.empty() && !topologyFromJson(text, shortened(c.topoFile), &rt.job, &error))
+      error = "OVERPASS_TOPO_FILE: " + error;
+    else if (error.empty() && static_cast<int>(rt.job.ranks.size()) != rt.worldSize)
+      error = "OVERPASS_TOPO_FILE: topology file '" + shortened(c.topoFile) + "': it describes " +
               std::to_string(rt.job.ranks.size()) + " ranks, the job has " +
               std::to_string(rt.worldSize);
   } else if (gatherLocalities(bootstrap, probeLocality(), &rt.job.ranks) != Status::kOk) {
@@ -141,17 +122,16 @@ void setUpTopology(Runtime& rt, Bootstrap& bootstrap) {
   stopIfAnyFailed(error, bootstrap);
   if (c.topoFile.empty() || c.topoRanksPerNode > 0)
     rt.job.node = nodeIndices(rt.job.ranks, c.topoRanksPerNode);
-  if (rt.worldRank != 0) return;
-  auditBinding(rt.job);
-  if (c.topoDump.empty()) return;
-  FILE* f = std::fopen(c.topoDump.c_str(), "w");
-  if (!f) {
-    OVERPASS_ERROR("cannot write OVERPASS_TOPO_DUMP file '%s': %s", c.topoDump.c_str(),
-                   std::strerror(errno));
-    return;
+  if (rt.worldRank == 0) {
+    auditBinding(rt.job);
+    std::string problem;
+    if (!c.topoDump.empty() &&
+        !(problem = writeWholeFile(c.topoDump, topologyToJson(rt.job))).empty())
+      error = "OVERPASS_TOPO_DUMP: cannot write '" + shortened(c.topoDump) + "': " + problem;
+    else if (c.statsMode == StatsMode::kJson && !(problem = checkWritable(c.statsPath)).empty())
+      error = "OVERPASS_STATS: cannot write '" + shortened(c.statsPath) + "': " + problem;
   }
-  std::fputs(topologyToJson(rt.job).c_str(), f);
-  std::fclose(f);
+  stopIfAnyFailed(error, bootstrap);  // every rank, whatever its own variables say
 }
 
 // Jobs up to this size connect every pair of ranks at start-up; larger ones on first use.
@@ -197,15 +177,16 @@ void reportStatistics(Runtime& rt) {
     std::fputs(table.c_str(), stderr);
     return;
   }
-  FILE* f = std::fopen(rt.config.statsPath.c_str(), "w");
-  if (!f) {
-    OVERPASS_ERROR("cannot write OVERPASS_STATS file '%s': %s", rt.config.statsPath.c_str(),
-                   std::strerror(errno));
-    return;
-  }
-  const std::string json = formatStatsJson(report);
-  std::fputs(json.c_str(), f);
-  std::fclose(f);
+  const std::string problem = writeWholeFile(rt.config.statsPath, formatStatsJson(report));
+  if (problem.empty()) return;
+  // Too late to stop the job cleanly: say so, and make this process end with status 1 (after
+  // the program's own exit, its C streams flushed) so that the launcher reports a failure.
+  OVERPASS_ERROR("OVERPASS_STATS: cannot write '%s': %s; this process will exit with status 1",
+                 shortened(rt.config.statsPath).c_str(), problem.c_str());
+  std::atexit([] {
+    std::fflush(nullptr);
+    std::_Exit(1);
+  });
 }
 
 // Overpass's part of MPI_Finalize, under watch: on the progress board it is the last call on the

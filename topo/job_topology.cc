@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -19,20 +20,99 @@ ordered_json localityJson(const Locality& l) {
           {"nics", l.nics}};
 }
 
+// Reads the fields of a topology file's entries, each checked for its type and range; a problem
+// names the field ("ranks[3].node: ..."). Fields that are absent keep their value.
+class FieldReader {
+ public:
+  FieldReader(const nlohmann::json& entry, std::string where, std::string* problem)
+      : entry_(entry), where_(std::move(where)), problem_(problem) {}
+
+  bool has(const char* field) const { return entry_.contains(field); }
+
+  bool integer(const char* field, std::int64_t lo, std::int64_t hi, std::int64_t* out) {
+    if (!has(field)) return true;
+    const auto& v = entry_[field];
+    const std::string range = " from " + std::to_string(lo) + " to " + std::to_string(hi);
+    if (!v.is_number_integer()) return fail(field, "must be an integer" + range + typeOf(v));
+    // JSON integers beyond int64 are unsigned ones.
+    if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)
+                               : v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
+      return fail(field, v.dump() + " is out of range: must be an integer" + range);
+    *out = v.get<std::int64_t>();
+    return true;
+  }
+  bool integer(const char* field, int lo, int hi, int* out) {
+    std::int64_t value = *out;
+    if (!integer(field, std::int64_t{lo}, std::int64_t{hi}, &value)) return false;
+    *out = static_cast<int>(value);
+    return true;
+  }
+
+  bool text(const char* field, std::string* out) {
+    if (!has(field)) return true;
+    const auto& v = entry_[field];
+    if (!v.is_string()) return fail(field, "must be a string" + typeOf(v));
+    *out = v.get<std::string>();
+    return true;
+  }
+
+  bool boolean(const char* field, bool* out) {
+    if (!has(field)) return true;
+    const auto& v = entry_[field];
+    if (!v.is_boolean()) return fail(field, "must be true or false" + typeOf(v));
+    *out = v.get<bool>();
+    return true;
+  }
+
+  bool texts(const char* field, std::vector<std::string>* out) {
+    if (!has(field)) return true;
+    const auto& v = entry_[field];
+    if (!v.is_array()) return fail(field, "must be an array of strings" + typeOf(v));
+    out->clear();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string())
+        return fail(field, "[" + std::to_string(i) + "] must be a string" + typeOf(v[i]), "");
+      out->push_back(v[i].get<std::string>());
+    }
+    return true;
+  }
+
+ private:
+  static std::string typeOf(const nlohmann::json& v) {
+    const char* type = v.is_number()    ? "a number"
+                       : v.is_string()  ? "a string"
+                       : v.is_boolean() ? "a boolean"
+                       : v.is_array()   ? "an array"
+                       : v.is_object()  ? "an object"
+                                        : "null";
+    return std::string(" (it is ") + type + ")";
+  }
+  bool fail(const char* field, const std::string& what, const char* separator = ": ") {
+    *problem_ = where_ + "." + field + separator + what;
+    return false;
+  }
+
+  const nlohmann::json& entry_;
+  std::string where_;
+  std::string* problem_;
+};
+
+constexpr int kMaxInt = std::numeric_limits<int>::max();
+
 // Reads the locality fields of `j` (all optional: a hand-written file may give only nodes).
-Locality localityFrom(const nlohmann::json& j) {
-  Locality l;
-  l.hostname = j.value("hostname", std::string());
-  l.numa = j.value("numa", -1);
-  l.socket = j.value("socket", -1);
-  l.cpuset = j.value("cpuset", std::string());
-  l.bound = j.value("bound", false);
-  l.nodeCores = j.value("node_cores", 0);
-  l.pid = j.value("pid", 0);
-  l.l3Bytes = clampCacheBytes(j.value("l3_bytes", std::size_t{0}));
-  l.gpus = j.value("gpus", std::vector<std::string>());
-  l.nics = j.value("nics", std::vector<std::string>());
-  return l;
+bool localityFrom(const nlohmann::json& j, const std::string& where, Locality* l,
+                  std::string* problem) {
+  FieldReader read(j, where, problem);
+  std::int64_t l3Bytes = 0;
+  const bool ok =
+      read.text("hostname", &l->hostname) && read.integer("numa", -1, kMaxInt, &l->numa) &&
+      read.integer("socket", -1, kMaxInt, &l->socket) && read.text("cpuset", &l->cpuset) &&
+      read.boolean("bound", &l->bound) && read.integer("node_cores", 0, kMaxInt, &l->nodeCores) &&
+      read.integer("pid", 0, kMaxInt, &l->pid) &&
+      read.integer("l3_bytes", std::int64_t{0}, std::int64_t{1} << 50, &l3Bytes) &&
+      read.texts("gpus", &l->gpus) && read.texts("nics", &l->nics);
+  l->l3Bytes = clampCacheBytes(static_cast<std::size_t>(l3Bytes));
+  return ok;
 }
 
 }  // namespace
@@ -85,8 +165,11 @@ Status gatherLocalities(Bootstrap& bootstrap, const Locality& mine, std::vector<
     const auto j = nlohmann::json::parse(gathered.begin() + r * width,
                                          gathered.begin() + r * width + lengths[r], nullptr,
                                          /*allow_exceptions=*/false);
-    if (j.is_discarded()) return Status::kInternal;
-    all->push_back(localityFrom(j));
+    Locality l;
+    std::string problem;
+    if (j.is_discarded() || !localityFrom(j, "rank " + std::to_string(r), &l, &problem))
+      return Status::kInternal;
+    all->push_back(std::move(l));
   }
   return Status::kOk;
 }
@@ -129,6 +212,7 @@ bool topologyFromJson(const std::string& text, const std::string& source, JobTop
   job->ranks.assign(ranks.size(), Locality{});
   job->node.assign(ranks.size(), -1);
   std::set<int> seen;
+  const int last = static_cast<int>(std::min<std::size_t>(ranks.size(), kMaxInt) - 1);
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const auto& entry = ranks[i];
     const std::string where = "ranks[" + std::to_string(i) + "]";
@@ -137,17 +221,17 @@ bool topologyFromJson(const std::string& text, const std::string& source, JobTop
       return fail(where + " has no integer \"rank\"");
     if (!entry.contains("node") || !entry["node"].is_number_integer())
       return fail(where + " has no integer \"node\"");
-    const int rank = entry["rank"].get<int>(), node = entry["node"].get<int>();
-    if (rank < 0 || rank >= static_cast<int>(ranks.size()) || !seen.insert(rank).second)
-      return fail(where + ": rank " + std::to_string(rank) +
-                  " is out of range or repeated (ranks must be 0.." +
-                  std::to_string(ranks.size() - 1) + ", each once)");
-    if (node < 0) return fail(where + ": negative node");
-    try {
-      job->ranks[rank] = localityFrom(entry);
-    } catch (const nlohmann::json::exception& e) {
-      return fail(where + ": " + e.what());
-    }
+    std::string problem;
+    FieldReader read(entry, where, &problem);
+    int rank = 0, node = 0;
+    if (!read.integer("rank", 0, last, &rank) || !read.integer("node", 0, kMaxInt, &node))
+      return fail(problem);
+    if (!seen.insert(rank).second)
+      return fail(where + ".rank: rank " + std::to_string(rank) +
+                  " is repeated (ranks must be 0.." + std::to_string(last) + ", each once)");
+    Locality l;
+    if (!localityFrom(entry, where, &l, &problem)) return fail(problem);
+    job->ranks[rank] = std::move(l);
     job->node[rank] = node;
   }
   return true;

@@ -6,7 +6,9 @@
 2. With OVERPASS_TOPO_RANKS_PER_NODE=2, it has virtual nodes of 2 consecutive ranks, each inside
    one real node.
 3. Loading a dumped file (OVERPASS_TOPO_FILE) and dumping again reproduces the same hierarchy.
-4. A malformed file stops the job with a message naming the file and the problem, without hang.
+4. A malformed file stops the job with a message naming the file and the problem, without hang:
+   out-of-range integers and wrong types name the entry and the field; a FIFO or /dev/zero is
+   refused as not a regular file.
 usage: check_topology.py MPIEXEC LIBRARY PROGRAM NP"""
 import json
 import os
@@ -81,6 +83,31 @@ with tempfile.TemporaryDirectory() as tmp:
     run = launch("OVERPASS_TOPO_FILE=" + missing)
     check(run.returncode != 0 and f"cannot read topology file '{missing}'" in run.stdout,
           "a missing topology file stops the job with its name")
+
+    # Strict reading (issue 14): integers are range-checked instead of wrapping (node 2^32 was
+    # node 0), a wrong type names the entry and the field, and only regular files are read: a
+    # FIFO stops the job at once instead of hanging it, /dev/zero instead of filling memory.
+    ranks = [{"rank": r, "node": 0} for r in range(np_)]
+    cases = [("wrap", dict(ranks[-1], node=4294967296),
+              f"ranks[{np_ - 1}].node: 4294967296 is out of range: must be an integer from 0 to "
+              "2147483647"),
+             ("type", dict(ranks[-1], numa="0"),
+              f"ranks[{np_ - 1}].numa: must be an integer from -1 to 2147483647 (it is a string)")]
+    for name, last, problem in cases:
+        path = os.path.join(tmp, name + ".json")
+        with open(path, "w") as f:
+            json.dump({"ranks": ranks[:-1] + [last]}, f)
+        run = launch("OVERPASS_TOPO_FILE=" + path)
+        check(run.returncode != 0 and
+              f"OVERPASS_TOPO_FILE: topology file '{path}': {problem}" in run.stdout,
+              f"a {name} problem stops the job, naming the field")
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero"):
+        run = launch("OVERPASS_TOPO_FILE=" + path)
+        check(run.returncode != 0 and
+              f"OVERPASS_TOPO_FILE: cannot read topology file '{path}': not a regular file"
+              in run.stdout, f"{path} is refused at once")
 
 print("OK" if not failures else f"{len(failures)} check(s) failed")
 sys.exit(1 if failures else 0)
