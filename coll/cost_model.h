@@ -5,6 +5,7 @@
 // defaults, docs/TUNING.md how they were measured).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 
 #include "common/collective.h"
@@ -32,15 +33,12 @@ struct CallShape {
 };
 
 // Helpers for the cost formulas of the registry.
+// Exact for every int: doubling an int past 2^30 overflowed (a loop that never ended).
 inline double ceilLog2(int p) {
-  int rounds = 0;
-  while ((1 << rounds) < p) ++rounds;
-  return rounds;
+  return p <= 1 ? 0 : std::bit_width(static_cast<unsigned>(p - 1));
 }
 inline int floorPow2(int p) {
-  int p2 = 1;
-  while (p2 * 2 <= p) p2 *= 2;
-  return p2;
+  return p <= 1 ? 1 : static_cast<int>(std::bit_floor(static_cast<unsigned>(p)));
 }
 
 }  // namespace overpass

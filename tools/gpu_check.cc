@@ -11,12 +11,14 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coll/reduce_kernels.h"
@@ -188,12 +190,48 @@ void pipeline(DeviceMemory& m) {
   cudaFree(out);
 }
 
+constexpr int kExitUsage = 2;
+constexpr int kMaxRanks = 64;
+constexpr unsigned long long kMinBytes = 4096, kMaxBytes = 1ULL << 40;
+constexpr const char* kUsage =
+    "usage: overpass-gpu-check [--ranks N] [--max-bytes B] [--sim] [-h|--help]\n";
+
+void printHelp() {
+  std::printf(
+      "overpass-gpu-check: checks and measures Overpass's GPU layer on this machine's GPU 0,\n"
+      "without MPI (scripts/gpu-check builds and runs it): memory kinds, every device\n"
+      "reduction kernel against the host kernels, kernel and copy bandwidth, the staging\n"
+      "pipeline, then allreduce, bcast and alltoall on device buffers of N processes through\n"
+      "CUDA IPC against staging by hand. Prints one table; exit status 1 if a check fails, 2\n"
+      "where no GPU can be used or on a bad command line.\n\n%s\n"
+      "  --ranks N      processes of the IPC part, sharing GPU 0 (2 to %d; default 4)\n"
+      "  --max-bytes B  the largest case of the IPC part, of 4 KiB, 1 MiB and 64 MiB (bytes,\n"
+      "                 %llu to %llu; default 67108864)\n"
+      "  --sim          the IPC part only, on the simulated device (checks the harness\n"
+      "                 without a GPU)\n"
+      "  -h, --help     this help\n",
+      kUsage, kMaxRanks, kMinBytes, kMaxBytes);
+}
+
+int usageError(const std::string& message) {
+  std::fprintf(stderr,
+               "overpass-gpu-check: %s\n%sRun 'overpass-gpu-check --help' for every option.\n",
+               message.c_str(), kUsage);
+  return kExitUsage;
+}
+
+// The whole text a whole number from lo to hi.
+bool parseNumber(std::string_view text, unsigned long long lo, unsigned long long hi,
+                 unsigned long long* value) {
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, *value);
+  return ec == std::errc() && p == end && *value >= lo && *value <= hi;
+}
+
 }  // namespace
 
-// Usage: overpass-gpu-check [--ranks N] [--max-bytes B] [--sim]
-//   --ranks N      ranks of the IPC part (default 4), processes sharing GPU 0
-//   --max-bytes B  the largest case of the IPC part (default 64 MiB)
-//   --sim          the IPC part only, on the simulated device (checks the harness without a GPU)
+// Usage: overpass-gpu-check [--ranks N] [--max-bytes B] [--sim] (--help says more); the ranks of
+// the IPC part are copies of this program started with --ipc-child.
 int main(int argc, char** argv) {
   int ranks = 4;
   bool simulated = false;
@@ -209,15 +247,27 @@ int main(int argc, char** argv) {
   }
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--sim") {
+    unsigned long long value = 0;
+    if (arg == "-h" || arg == "--help") {
+      printHelp();
+      return 0;
+    } else if (arg == "--sim") {
       simulated = true;
-    } else if (arg == "--ranks" && i + 1 < argc) {
-      ranks = std::max(2, std::atoi(argv[++i]));
-    } else if (arg == "--max-bytes" && i + 1 < argc) {
-      maxBytes = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--ranks" || arg == "--max-bytes") {
+      const bool isRanks = arg == "--ranks";
+      const unsigned long long lo = isRanks ? 2 : kMinBytes, hi = isRanks ? kMaxRanks : kMaxBytes;
+      const std::string range = std::to_string(lo) + " to " + std::to_string(hi);
+      if (i + 1 == argc)
+        return usageError(arg + " needs a value (a whole number from " + range + ")");
+      if (!parseNumber(argv[++i], lo, hi, &value))
+        return usageError(arg + ": '" + argv[i] + "' is not a whole number from " + range);
+      if (isRanks)
+        ranks = static_cast<int>(value);
+      else
+        maxBytes = static_cast<std::size_t>(value);
     } else {
-      std::fprintf(stderr, "usage: overpass-gpu-check [--ranks N] [--max-bytes B] [--sim]\n");
-      return 2;
+      return usageError((arg.starts_with("-") ? "unknown option '" : "unexpected argument '") +
+                        arg + "'");
     }
   }
   if (simulated) {

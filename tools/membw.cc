@@ -6,18 +6,21 @@
 // shared-memory collective: one thread (on the first cpu the process may use) writes a buffer of
 // KIB KiB, another (on the second) copies it into its own, in turns; prints both rates in GB/s
 // (bytes per second): the reader's copy, then the writer's overwriting of lines the reader
-// holds.
+// holds. `--help` describes the options; a bad one gets a message naming it and exit status 2.
 #include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -80,21 +83,82 @@ Rates crossCore(std::size_t bytes) {
   return {moved / seconds, moved / writing};
 }
 
+constexpr int kExitUsage = 2;
+constexpr const char* kUsage = "usage: overpass-membw [-t THREADS] [-m MIB] [-x KIB] [-h|--help]\n";
+
+// An option's number: the whole text a whole number from lo to hi.
+struct NumberOption {
+  const char* flag;
+  long lo, hi;
+  const char* what;
+};
+constexpr NumberOption kThreads{"-t", 1, 1024, "threads, one copy each"};
+constexpr NumberOption kMib{"-m", 8, 16384, "MiB per array and thread"};
+constexpr NumberOption kCrossKib{"-x", 1, 1 << 20, "KiB moved between two cores"};
+
+void printHelp() {
+  std::printf(
+      "overpass-membw: this machine's memory copy bandwidth, in GB/s (10^9 bytes read + written\n"
+      "per second, as STREAM's Copy counts them): the best of 5 copies of a buffer far larger\n"
+      "than the caches.\n\n%s\n"
+      "  -t THREADS  copies at once, one per thread (%ld to %ld; default 1)\n"
+      "  -m MIB      MiB per array and thread (%ld to %ld; default 256)\n"
+      "  -x KIB      instead, how fast KIB KiB (%ld to %ld) move between two cores: one thread\n"
+      "              writes a buffer, another on the second cpu copies it, in turns; prints the\n"
+      "              reader's rate, then the writer's, in GB/s\n"
+      "  -h, --help  this help\n",
+      kUsage, kThreads.lo, kThreads.hi, kMib.lo, kMib.hi, kCrossKib.lo, kCrossKib.hi);
+}
+
+int usageError(const std::string& message) {
+  std::fprintf(stderr, "overpass-membw: %s\n%sRun 'overpass-membw --help' for every option.\n",
+               message.c_str(), kUsage);
+  return kExitUsage;
+}
+
+std::optional<long> parseNumber(std::string_view text, const NumberOption& o) {
+  long value = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || p != end || value < o.lo || value > o.hi) return std::nullopt;
+  return value;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 1;
-  std::size_t mib = 256;  // per thread, per array
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "-t") threads = std::max(1, std::atoi(argv[i + 1]));
-    if (std::string(argv[i]) == "-m") mib = std::max(8, std::atoi(argv[i + 1]));
-    if (std::string(argv[i]) == "-x") {
-      const Rates r = crossCore(std::size_t(std::max(1, std::atoi(argv[i + 1]))) << 10);
-      std::printf("%.2f %.2f\n", r.reader, r.writer);
+  long threads = 1;
+  long mib = 256;  // per thread, per array
+  long crossKib = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      printHelp();
       return 0;
     }
+    const NumberOption* option = arg == kThreads.flag    ? &kThreads
+                                 : arg == kMib.flag      ? &kMib
+                                 : arg == kCrossKib.flag ? &kCrossKib
+                                                         : nullptr;
+    if (!option)
+      return usageError((arg.starts_with("-") ? "unknown option '" : "unexpected argument '") +
+                        std::string(arg) + "'");
+    if (i + 1 == argc)
+      return usageError(std::string(option->flag) + " needs a value (" + option->what + ", " +
+                        std::to_string(option->lo) + " to " + std::to_string(option->hi) + ")");
+    const std::optional<long> value = parseNumber(argv[++i], *option);
+    if (!value)
+      return usageError(std::string(option->flag) + ": '" + argv[i] +
+                        "' is not a whole number from " + std::to_string(option->lo) + " to " +
+                        std::to_string(option->hi) + " (" + option->what + ")");
+    (option == &kThreads ? threads : option == &kMib ? mib : crossKib) = *value;
   }
-  const std::size_t bytes = mib << 20;
+  if (crossKib > 0) {
+    const Rates r = crossCore(static_cast<std::size_t>(crossKib) << 10);
+    std::printf("%.2f %.2f\n", r.reader, r.writer);
+    return 0;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(mib) << 20;
   std::vector<std::unique_ptr<char[]>> src, dst;
   for (int t = 0; t < threads; ++t) {
     src.emplace_back(new char[bytes]);

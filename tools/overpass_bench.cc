@@ -1007,9 +1007,12 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
   const auto minBytes = parseSize(o.minBytesText);
   const auto maxBytes = parseSize(o.maxBytesText);
   if (!minBytes || !maxBytes) {
-    error = "bad size '" + (minBytes ? o.maxBytesText : o.minBytesText) + "'";
+    error = std::string(minBytes ? "--maxbytes" : "--minbytes") + ": '" +
+            (minBytes ? o.maxBytesText : o.minBytesText) +
+            "' is not a size (a whole number of bytes, optionally with a K, M or G suffix: x1024)";
   } else if (*minBytes == 0 || *minBytes > *maxBytes) {
-    error = "need 0 < --minbytes <= --maxbytes";
+    error = "need 0 < --minbytes <= --maxbytes, got --minbytes " + o.minBytesText + " --maxbytes " +
+            o.maxBytesText;
   } else if (*maxBytes > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
     error = "--maxbytes above 2 GiB - 1 is not supported (MPI int counts)";
   } else if (o.root < 0 || o.root >= np) {
@@ -1018,7 +1021,9 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
     error = "--coll: unknown collective in '" + o.coll + "'";
   }
   if (!error.empty()) {
-    if (rank == 0) std::fprintf(stderr, "overpass-bench: %s\n", error.c_str());
+    if (rank == 0)
+      std::fprintf(stderr, "overpass-bench: %s\nRun with --help for more information.\n",
+                   error.c_str());
     return kExitUsage;
   }
   o.minBytes = *minBytes;

@@ -4,12 +4,19 @@
 // the two equal); `overpass-info --topology` probes this process with hwloc and prints what it
 // found, in the JSON form of OVERPASS_TOPO_DUMP (one rank); `overpass-info --selection NP` prints
 // the effective selection table for a team of NP ranks under this environment's rules, on one
-// node (the default: the shared-memory engine available) or spread over 2 nodes.
+// node (the default: the shared-memory engine available) or spread over 2 nodes;
+// `overpass-info --algorithms` lists the registry one "COLLECTIVE NAME" line per algorithm, for
+// scripts (scripts/compare checks its @ALGORITHM configurations with it). `--help` describes
+// every option; a bad command line gets a message naming the argument and exit status 2.
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "coll/registry.h"
 #include "coll/selector.h"
@@ -22,6 +29,52 @@
 using namespace overpass;
 
 namespace {
+
+// The largest team --selection describes: far above any node, and the cost formulas stay exact.
+constexpr int kMaxSelectionRanks = 65536;
+constexpr int kExitUsage = 2;
+
+constexpr const char* kUsage =
+    "usage: overpass-info [--markdown | --topology | --algorithms | --selection NP "
+    "[one-node|spread] | --help]\n";
+
+void printHelp() {
+  std::printf(
+      "overpass-info: Overpass's variables, algorithms and selection, without MPI.\n\n%s\n"
+      "  (no option)     every OVERPASS_* variable with what it accepts, its default and its\n"
+      "                  value in this environment; the algorithms; the built-in tune rules; the\n"
+      "                  fallback reasons; the memory backends of this build\n"
+      "  --markdown      the variables as the Markdown table README.md carries\n"
+      "  --topology      probe this process with hwloc and print what it found as JSON (the form\n"
+      "                  of OVERPASS_TOPO_DUMP), then the binding audit\n"
+      "  --algorithms    the algorithm registry, one line 'COLLECTIVE NAME' per algorithm (for\n"
+      "                  scripts; a name goes after @ in OVERPASS_TUNE)\n"
+      "  --selection NP [one-node|spread]\n"
+      "                  which algorithm serves which sizes for a team of NP ranks (a whole "
+      "number\n"
+      "                  from 1 to %d) under this environment's OVERPASS_TUNE and cost model:\n"
+      "                  on one node (the default) or spread over 2 nodes of NP/2 ranks\n"
+      "  -h, --help      this help\n\n"
+      "Exit status: 0 done; 1 an OVERPASS_* variable of this environment is malformed (the\n"
+      "errors are printed); 2 a bad command line.\n",
+      kUsage, kMaxSelectionRanks);
+}
+
+// A bad command line: the message, the usage and where to read more, on stderr.
+int usageError(const std::string& message) {
+  std::fprintf(stderr, "overpass-info: %s\n%sRun 'overpass-info --help' for every option.\n",
+               message.c_str(), kUsage);
+  return kExitUsage;
+}
+
+// NP of --selection: the whole text a number from 1 to kMaxSelectionRanks.
+std::optional<int> parseRanks(std::string_view text) {
+  int value = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || p != end || value < 1 || value > kMaxSelectionRanks) return std::nullopt;
+  return value;
+}
 
 // A table cell: '|' would end the cell.
 std::string cell(std::string_view text) {
@@ -93,11 +146,23 @@ void printSelection(const Selector& selector, int ranks, bool deterministic,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "--markdown") {
+  const std::vector<std::string_view> args(argv + 1, argv + argc);
+  for (std::string_view a : args) {
+    if (a == "-h" || a == "--help") {
+      printHelp();
+      return 0;
+    }
+  }
+  const std::string_view mode = args.empty() ? std::string_view() : args[0];
+  // The options without operands take nothing after them.
+  if ((mode == "--markdown" || mode == "--topology" || mode == "--algorithms") && args.size() > 1)
+    return usageError("unexpected argument '" + std::string(args[1]) + "' after " +
+                      std::string(mode) + " (it takes none)");
+  if (mode == "--markdown") {
     printMarkdown();
     return 0;
   }
-  if (argc > 1 && std::string(argv[1]) == "--topology") {
+  if (mode == "--topology") {
     JobTopology job;
     job.ranks = {probeLocality()};
     job.node = {0};
@@ -105,23 +170,41 @@ int main(int argc, char** argv) {
     for (const std::string& line : bindingAudit(job)) std::printf("# %s\n", line.c_str());
     return 0;
   }
+  if (mode == "--algorithms") {
+    for (const Algorithm& a : algorithms())
+      std::printf("%s %s\n", std::string(collectiveName(a.coll)).c_str(), a.name.data());
+    return 0;
+  }
+  int ranks = 0;
+  bool spread = false;
+  if (mode == "--selection") {
+    if (args.size() < 2)
+      return usageError("--selection needs NP, the number of ranks (a whole number from 1 to " +
+                        std::to_string(kMaxSelectionRanks) + ")");
+    const std::optional<int> np = parseRanks(args[1]);
+    if (!np)
+      return usageError("--selection: NP '" + std::string(args[1]) +
+                        "' is not a whole number from 1 to " + std::to_string(kMaxSelectionRanks));
+    if (args.size() > 2 && args[2] != "one-node" && args[2] != "spread")
+      return usageError("--selection: unknown layout '" + std::string(args[2]) +
+                        "' (accepted: one-node, spread)");
+    if (args.size() > 3)
+      return usageError("unexpected argument '" + std::string(args[3]) + "' after --selection " +
+                        std::string(args[1]) + " " + std::string(args[2]));
+    ranks = *np;
+    spread = args.size() > 2 && args[2] == "spread";
+  } else if (!args.empty()) {
+    return usageError((mode.starts_with("-") ? "unknown option '" : "unexpected argument '") +
+                      std::string(mode) + "'");
+  }
   ParsedConfig parsed = parseConfig(processEnvironment());
   const std::optional<Selector> selector = Selector::create(parsed.config, &parsed.errors);
-  if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--selection") {
-    const int ranks = std::atoi(argv[2]);
-    const bool spread = argc == 4 && std::string(argv[3]) == "spread";
+  if (ranks > 0) {
     for (const std::string& e : parsed.errors) std::fprintf(stderr, "error: %s\n", e.c_str());
-    if (!selector || ranks < 1 || (argc == 4 && !spread && std::string(argv[3]) != "one-node"))
-      return 1;
+    if (!selector) return 1;
     printSelection(*selector, ranks, parsed.config.deterministic,
                    spread || ranks < 2 ? 0 : parsed.config.shmBuffer);
     return 0;
-  }
-  if (argc > 1) {
-    std::fprintf(stderr,
-                 "usage: overpass-info [--markdown | --topology | --selection NP "
-                 "[one-node|spread]]\n");
-    return 2;
   }
   std::printf("# Overpass variables (current value from this environment)\n");
   const auto vars = configVars();

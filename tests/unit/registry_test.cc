@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <set>
 #include <string>
 
+#include "coll/cost_model.h"
 #include "common/stats.h"
 
 namespace overpass {
@@ -33,6 +35,35 @@ TEST(Registry, NamesAreUniquePerCollectiveAndIdsIndexTheTable) {
     EXPECT_EQ(findAlgorithm(a.coll, a.name), &a);
   }
   EXPECT_EQ(findAlgorithm(Collective::kAllreduce, "no_such_algorithm"), nullptr);
+}
+
+// The cost formulas' helpers, exact up to the largest int (issue 14: doubling past 2^30
+// overflowed, and `overpass-info --selection` on a team that large never ended).
+TEST(Registry, CostHelpersAreExactForEveryTeamSize) {
+  EXPECT_EQ(ceilLog2(1), 0);
+  EXPECT_EQ(ceilLog2(2), 1);
+  EXPECT_EQ(ceilLog2(3), 2);
+  EXPECT_EQ(ceilLog2(4), 2);
+  EXPECT_EQ(ceilLog2(5), 3);
+  EXPECT_EQ(ceilLog2(1 << 30), 30);
+  EXPECT_EQ(ceilLog2((1 << 30) + 1), 31);
+  EXPECT_EQ(ceilLog2(INT_MAX), 31);
+  EXPECT_EQ(floorPow2(1), 1);
+  EXPECT_EQ(floorPow2(3), 2);
+  EXPECT_EQ(floorPow2(4), 4);
+  EXPECT_EQ(floorPow2(65537), 65536);
+  EXPECT_EQ(floorPow2(INT_MAX), 1 << 30);
+  // Every algorithm's cost and precondition on a team past 2^30, in finite time.
+  for (const Algorithm& a : algorithms()) {
+    CallShape shape;
+    shape.coll = a.coll;
+    shape.bytes = shape.count = 1 << 20;
+    shape.teamSize = (1 << 30) + 1;
+    if (a.cost) {
+      EXPECT_GE(a.cost(shape, CostModel{1e-6, 1e-9, 1e-9}), 0) << a.name;
+    }
+    (void)a.canServe(shape);
+  }
 }
 
 // Deterministic mode relies on it: every reduction has a rank-order algorithm for every call.

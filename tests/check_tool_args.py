@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Every tool and script answers --help (exit 0, a usage text naming its options) and stops on a
+bad argument with a message on stderr that names it, a non-zero exit status and no Python
+traceback (issue 14). The scripts run with a PATH whose first directory holds stand-ins for
+cmake, apt-get, sudo, dpkg-query, nvidia-smi, nvcc, mpirun and mpiexec that only leave a mark:
+a script that would install, build, probe the GPU or launch MPI before handling its arguments
+fails the test instead of doing it.
+
+  check_tool_args.py --source DIR --build DIR --mpiexec MPIEXEC [--gpu-check PATH]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+STAND_INS = ["cmake", "apt-get", "sudo", "dpkg-query", "nvidia-smi", "nvcc", "mpirun", "mpiexec",
+             "make", "ninja"]
+
+failures = []
+
+
+def run(cmd, env, timeout=60):
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", f"(killed after {timeout} s)", timeout
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - start
+
+
+def fail(cmd, why, out="", err=""):
+    failures.append(cmd)
+    print(f"FAIL {' '.join(cmd)}: {why}\n  stdout: {out[-600:]!r}\n  stderr: {err[-600:]!r}")
+
+
+def check_help(cmd, mentions, env, marks):
+    rc, out, err, _ = run(cmd, env)
+    ran = take_marks(marks)
+    missing = [m for m in mentions if m not in out]
+    if ran:
+        fail(cmd, f"ran {ran} before handling its arguments", out, err)
+    elif rc != 0:
+        fail(cmd, f"exit status {rc}, expected 0", out, err)
+    elif missing:
+        fail(cmd, f"the usage text does not mention {missing}", out, err)
+    elif "Traceback" in out + err:
+        fail(cmd, "a Python traceback", out, err)
+    else:
+        print(f"ok   {' '.join(cmd)}")
+
+
+def check_bad(cmd, names, env, marks):
+    """`names`: what stderr must contain (the bad argument, as given)."""
+    rc, out, err, _ = run(cmd, env)
+    ran = take_marks(marks)
+    missing = [n for n in names if n not in err]
+    if ran:
+        fail(cmd, f"ran {ran} before handling its arguments", out, err)
+    elif rc is None or rc == 0:
+        fail(cmd, f"exit status {rc}, expected non-zero", out, err)
+    elif "Traceback" in out + err:
+        fail(cmd, "a Python traceback", out, err)
+    elif missing:
+        fail(cmd, f"stderr does not name {missing}", out, err)
+    elif "usage" not in err.lower() and "--help" not in err:
+        fail(cmd, "stderr has no usage line nor --help hint", out, err)
+    else:
+        said = [line for line in err.splitlines() if names[0] in line]
+        print(f"ok   {' '.join(cmd)}  ->  {said[0].strip()}")
+
+
+def take_marks(marks):
+    """The stand-ins that ran (something was installed, built, probed or launched), cleared."""
+    ran = sorted(os.listdir(marks))
+    for name in ran:
+        os.unlink(os.path.join(marks, name))
+    return ran
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--source", required=True)
+    p.add_argument("--build", required=True)
+    p.add_argument("--mpiexec", required=True)
+    p.add_argument("--gpu-check", default="")
+    a = p.parse_args()
+    tools = os.path.join(a.build, "tools")
+    info = os.path.join(tools, "overpass-info")
+    membw = os.path.join(tools, "overpass-membw")
+    bench = os.path.join(tools, "overpass-bench")
+    scripts = os.path.join(a.source, "scripts")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        fake, marks = os.path.join(tmp, "bin"), os.path.join(tmp, "marks")
+        os.mkdir(fake)
+        os.mkdir(marks)
+        for name in STAND_INS:
+            path = os.path.join(fake, name)
+            with open(path, "w") as f:
+                f.write(f"#!/bin/sh\ntouch '{marks}/{name}'\nexit 97\n")
+            os.chmod(path, 0o755)
+        env = dict(os.environ, OVERPASS_BUILD_DIR=a.build, OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        for k in [k for k in env if k.startswith("OVERPASS_") and k != "OVERPASS_BUILD_DIR"]:
+            del env[k]
+        sandbox = dict(env, PATH=fake + os.pathsep + env["PATH"])
+
+        # overpass-info
+        info_opts = ["--markdown", "--topology", "--algorithms", "--selection", "one-node",
+                     "spread", "65536"]
+        for h in ["--help", "-h"]:
+            check_help([info, h], info_opts, env, marks)
+        for bad, name in [("0", "'0'"), ("-1", "'-1'"), ("abc", "'abc'"), ("4x", "'4x'"),
+                          ("65537", "'65537'"), ("99999999999", "'99999999999'")]:
+            check_bad([info, "--selection", bad], [name, "--selection"], env, marks)
+        check_bad([info, "--selection", "4", "bogus"], ["'bogus'"], env, marks)
+        check_bad([info, "--selection", "4", "spread", "x"], ["'x'"], env, marks)
+        check_bad([info, "--selection"], ["--selection", "NP"], env, marks)
+        check_bad([info, "--bogus"], ["'--bogus'"], env, marks)
+        check_bad([info, "bogus"], ["'bogus'"], env, marks)
+        check_bad([info, "--markdown", "x"], ["'x'"], env, marks)
+        for layout in ["one-node", "spread"]:
+            cmd = [info, "--selection", "65536", layout]
+            rc, out, err, seconds = run(cmd, env, timeout=30)
+            if rc != 0 or "allreduce" not in out or seconds > 10:
+                fail(cmd, f"exit status {rc} after {seconds:.1f} s (expected 0, quickly)", out,
+                     err)
+            else:
+                print(f"ok   {' '.join(cmd)} in {seconds:.2f} s")
+        rc, out, err, _ = run([info, "--algorithms"], env)
+        rows = [line.split() for line in out.splitlines()]
+        if rc != 0 or ["allreduce", "ring"] not in rows or any(len(r) != 2 for r in rows):
+            fail([info, "--algorithms"], "not one 'COLLECTIVE NAME' line per algorithm", out, err)
+        else:
+            print(f"ok   {info} --algorithms ({len(rows)} algorithms)")
+
+        # overpass-membw
+        for h in ["--help", "-h"]:
+            check_help([membw, h], ["-t THREADS", "-m MIB", "-x KIB"], env, marks)
+        for args, name in [(["-t", "0"], "'0'"), (["-t", "2x"], "'2x'"), (["-m", "4"], "'4'"),
+                           (["-x", "abc"], "'abc'"), (["-t"], "-t"), (["--bogus"], "'--bogus'"),
+                           (["x"], "'x'")]:
+            check_bad([membw] + args, [name], env, marks)
+
+        # overpass-gpu-check (built where the CUDA toolkit is found)
+        if a.gpu_check:
+            check_help([a.gpu_check, "--help"], ["--ranks", "--max-bytes", "--sim"], env, marks)
+            for args, name in [(["--ranks", "1"], "'1'"), (["--ranks", "4x"], "'4x'"),
+                               (["--max-bytes", "abc"], "'abc'"), (["--ranks"], "--ranks"),
+                               (["--bogus"], "'--bogus'")]:
+                check_bad([a.gpu_check] + args, [name], env, marks)
+
+        # overpass-bench (an MPI program: one rank)
+        mpi = [a.mpiexec, "--oversubscribe", "-np", "1", bench]
+        check_help(mpi + ["--help"], ["--minbytes", "--maxbytes", "--stepfactor", "--coll"], env,
+                   marks)
+        for args, name in [(["-b", "abc"], "'abc'"), (["-e", "0"], "--maxbytes 0"),
+                           (["-f", "1"], "--stepfactor"), (["--coll", "foo"], "'foo'"),
+                           (["--bogus"], "--bogus")]:
+            check_bad(mpi + args, [name], env, marks)
+
+        # scripts
+        run_ = os.path.join(scripts, "overpass-run")
+        for h in ["--help", "-h"]:
+            check_help([run_, h], ["mpirun", "LD_PRELOAD", "OVERPASS_", "OVERPASS_LIBRARY", "--"],
+                       sandbox, marks)
+        check_bad([run_], ["no command"], sandbox, marks)
+        check_bad([run_, "-np", "4", "./app"], ["'-np'"], sandbox, marks)
+        check_bad([run_, "no-such-command-xyz"], ["'no-such-command-xyz'"], sandbox, marks)
+
+        compare = os.path.join(scripts, "compare")
+        rc, out, err, _ = run([compare, "--help"], sandbox)
+        configs = [line.split()[0] for line in out.split("configurations (")[-1].splitlines()[2:]
+                   if line.startswith("  ") and not line.startswith("   ")]
+        for h in ["--help", "-h"]:
+            check_help([compare, h], ["--np", "--coll", "--minbytes", "--maxbytes",
+                                      "--stepfactor", "--iters", "--warmup", "--reps",
+                                      "--configs", "--no-build", "@ALGORITHM", "ompi",
+                                      "overpass-off"], sandbox, marks)
+        if "ompi" not in configs or "overpass" not in configs or "@ALGORITHM" not in configs:
+            fail([compare, "--help"], f"does not list the configurations: {configs}", out, err)
+        for args, names in [(["-b", "abc"], ["--minbytes", "'abc'"]),
+                            (["-e", "0"], ["--maxbytes", "0"]),
+                            (["-f", "1"], ["--stepfactor", "'1'"]),
+                            (["-n", "0"], ["--iters", "'0'"]),
+                            (["--np", "0"], ["--np", "'0'"]), (["--np", "2,x"], ["'2,x'"]),
+                            (["--reps", "0"], ["--reps", "'0'"]),
+                            (["--reps", "x"], ["--reps", "'x'"]),
+                            (["--coll", "foo"], ["'foo'"]),
+                            (["--configs", "ompi,bogus"], ["'bogus'", "overpass-off"]),
+                            (["--configs", "ompi,@nosuch"], ["'nosuch'", "allreduce", "@ring"]),
+                            (["--coll", "bcast", "--configs", "ompi,@ring"], ["'ring'", "bcast"]),
+                            (["--configs", "@ring", "--coll", "all"], ["'@ring'", "--coll"]),
+                            (["bogus"], ["bogus"])]:
+            check_bad([compare] + args, names, sandbox, marks)
+
+        demo = os.path.join(scripts, "demo")
+        check_help([demo, "--help"], ["scripts/compare", "--configs", "@ALGORITHM"], sandbox,
+                   marks)
+        check_bad([demo, "--configs", "bogus"], ["'bogus'"], sandbox, marks)
+        check_bad([demo, "--reps", "0"], ["--reps", "'0'"], sandbox, marks)
+
+        test = os.path.join(scripts, "test")
+        check_help([test, "--help"], ["ctest", "-L", "-R", "install-deps"], sandbox, marks)
+        check_bad([test, "--bogus"], ["'--bogus'", "ctest"], sandbox, marks)
+        check_bad([test, "-L", "mpi", "-X"], ["'-X'"], sandbox, marks)
+
+        build = os.path.join(scripts, "build")
+        check_help([build, "--help"], ["cmake", "OVERPASS_BUILD_DIR", "-D"], sandbox, marks)
+
+        gpu = os.path.join(scripts, "gpu-check")
+        check_help([gpu, "--help"], ["BUILD_DIRECTORY", "nvidia-smi"], sandbox, marks)
+        check_bad([gpu, "-x"], ["'-x'"], sandbox, marks)
+        check_bad([gpu, "a", "b"], ["'b'"], sandbox, marks)
+
+        deps = os.path.join(scripts, "install-deps")
+        check_help([deps, "--help"], ["apt-get", "dpkg-query"], sandbox, marks)
+        check_bad([deps, "x"], ["'x'"], sandbox, marks)
+
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("every tool and script answers --help and names a bad argument")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
