@@ -142,6 +142,14 @@ bool parseBufferSize(std::string_view value, Config& config) {
   return bytes.has_value();
 }
 
+bool parseCommWarmUp(std::string_view value, Config& config) {
+  const std::string_view v = trim(value);
+  if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string_view::npos)
+    return false;
+  config.commWarmUp = static_cast<unsigned>(std::stoul(std::string(v)));
+  return true;
+}
+
 bool parseGpuDepth(std::string_view value, Config& config) {
   const std::string_view v = trim(value);
   if (v.size() != 1 || v[0] < '2' || v[0] > '8') return false;
@@ -280,6 +288,13 @@ constexpr std::array kVars = {
               "single-node communicator maps two such buffers per rank); 0 turns the engine "
               "off.",
               true, parseBufferSize<&Config::shmBuffer>},
+    ConfigVar{"OVERPASS_COMM_WARMUP", "3", "0 to 999999 calls",
+              "Calls on a new communicator (other than MPI_COMM_WORLD) handed to the MPI library "
+              "before Overpass sets up its own state for it, so that short-lived communicators "
+              "cost little; a call of 64 KiB or more, or an order-sensitive reduction in "
+              "deterministic mode, ends the warm-up at once (docs/ARCHITECTURE.md). 0: set up "
+              "at the first call.",
+              true, parseCommWarmUp},
     ConfigVar{"OVERPASS_TUNE", "", "rules collective[:LO-HI][:np=LO-HI]:@algorithm joined by #",
               "Algorithm selection rules, e.g. allreduce:0-8K:@recursive_doubling#bcast:@binomial "
               "(docs/TUNING.md). Later rules win; calls no rule covers are decided by the "
