@@ -78,17 +78,31 @@ void destroyEngine(std::unique_ptr<CommEngine> engine) {
   if (engine->dup != MPI_COMM_NULL) PMPI_Comm_free(&engine->dup);
 }
 
+// Forgets the pool of `key` if all its slots are empty (no set-up holds a reservation in it).
+void erasePoolIfEmpty(const std::vector<int>& key) {
+  const auto it = gPools.find(key);
+  if (it == gPools.end()) return;
+  for (const Slot& s : it->second)
+    if (s.state != SlotState::kEmpty) return;
+  gPools.erase(it);
+}
+
 // Destroys the least recently freed pooled engine while more than kMaxPooledFree are kept.
 void evictLocked() {
   while (gPooledFree > kMaxPooledFree) {
     Slot* oldest = nullptr;
-    for (auto& [key, pool] : gPools)
+    const std::vector<int>* key = nullptr;
+    for (auto& [members, pool] : gPools)
       for (Slot& s : pool)
-        if (s.state == SlotState::kFree && (!oldest || s.freedAt < oldest->freedAt)) oldest = &s;
+        if (s.state == SlotState::kFree && (!oldest || s.freedAt < oldest->freedAt)) {
+          oldest = &s;
+          key = &members;
+        }
     if (!oldest) return;
     destroyEngine(std::move(oldest->engine));
     oldest->state = SlotState::kEmpty;
     --gPooledFree;
+    erasePoolIfEmpty(std::vector<int>(*key));
   }
 }
 
@@ -397,6 +411,10 @@ int startEngine(MPI_Comm comm, CommState& state) {
       }
     }
   }
+  if (rc != MPI_SUCCESS || chosen < 0) {
+    std::lock_guard lock(gMutex);
+    erasePoolIfEmpty(world);
+  }
   if (rc != MPI_SUCCESS) return rc;
   state.slot = chosen;
   if (state.engine) {
@@ -410,6 +428,7 @@ int startEngine(MPI_Comm comm, CommState& state) {
     std::lock_guard lock(gMutex);
     (*pool)[chosen].state = SlotState::kEmpty;
     state.slot = -1;
+    erasePoolIfEmpty(state.engine ? state.engine->members : worldRanks(comm));
   }
   return built;
 }
