@@ -240,6 +240,13 @@ Canonical parseBufferSize(std::string_view value, Config& config) {
   return formatSize(*bytes);
 }
 
+Canonical parseCommWarmUp(std::string_view value, Config& config) {
+  const auto calls = parseCount(trim(value), 999999);
+  if (!calls) return std::nullopt;
+  config.commWarmUp = static_cast<unsigned>(*calls);
+  return std::to_string(*calls);
+}
+
 Canonical parseGpuDepth(std::string_view value, Config& config) {
   const auto depth = parseCount(trim(value), 8);
   if (!depth || *depth < 2) return std::nullopt;
@@ -387,6 +394,13 @@ constexpr std::array kVars = {
               "single-node communicator maps two such buffers per rank); 0 turns the engine "
               "off.",
               true, parseBufferSize<&Config::shmBuffer>},
+    ConfigVar{"OVERPASS_COMM_WARMUP", "3", "0 to 999999 calls",
+              "Calls on a new communicator (other than MPI_COMM_WORLD) handed to the MPI library "
+              "before Overpass sets up its own state for it, so that short-lived communicators "
+              "cost little; a call of 64 KiB or more, or an order-sensitive reduction in "
+              "deterministic mode, ends the warm-up at once (docs/ARCHITECTURE.md). 0: set up "
+              "at the first call.",
+              true, parseCommWarmUp},
     ConfigVar{"OVERPASS_TUNE", "", "rules collective[:LO-HI][:np=LO-HI]:@algorithm joined by #",
               "Algorithm selection rules, e.g. allreduce:0-8K:@recursive_doubling#bcast:@binomial "
               "(docs/TUNING.md). Later rules win; calls no rule covers are decided by the "

@@ -39,6 +39,7 @@ struct Config {
   double timeoutSeconds = 0;  // 0: no timeout
   std::string ucxRndvThresh;  // "" : UCX's default; "auto"; or a number of bytes
   std::size_t shmBuffer = 0;  // bytes per rank and round of the shared-memory engine; 0: off
+  unsigned commWarmUp = 0;    // calls on a new communicator handed to the MPI library first
   std::string tune;           // OVERPASS_TUNE rules (coll/tune.h)
   std::array<std::string, kNumCollectives> forced;  // OVERPASS_<COLLECTIVE>: an algorithm name
   bool deterministic = false;

@@ -17,6 +17,9 @@ namespace overpass {
   X(kInvalidArgument, "invalid_argument",                                                      \
     "an argument is invalid; the MPI library reports the error")                               \
   X(kIntercommunicator, "intercommunicator", "intercommunicators are not handled")             \
+  X(kWarmingUp, "warming_up",                                                                  \
+    "one of the first calls on a new communicator (OVERPASS_COMM_WARMUP), before Overpass "    \
+    "sets it up")                                                                              \
   X(kNonCommutativeOp, "non_commutative_op",                                                   \
     "user-defined non-commutative operation: its order is preserved by the MPI library")       \
   X(kUnsupportedReduction, "unsupported_reduction",                                            \

@@ -21,13 +21,13 @@ int raiseError(MPI_Comm comm, int code) {
 
 namespace {
 
-// Staging slots of CommState::staging.
+// Staging slots of CommEngine::staging.
 enum Slot { kInSlot = 0, kOutSlot = 1, kCopySlot = 2 };
 
 // The MPI error code for a failed algorithm: the MPI library's own code when its point-to-point
 // calls failed, otherwise the class that fits the status.
 int errorCode(CommState& state, Status status) {
-  if (auto* pmpi = dynamic_cast<PmpiTransport*>(state.transport.get());
+  if (auto* pmpi = dynamic_cast<PmpiTransport*>(state.engine->transport.get());
       pmpi && pmpi->lastError() != MPI_SUCCESS)
     return pmpi->lastError();
   switch (status) {
@@ -54,7 +54,7 @@ int runDeviceAlgorithm(CommState& state, const Algorithm& algorithm, const CollA
                        DeviceMemory* device, bool* declined) {
   Team team = state.team();
   team.device = device;
-  team.deviceScratch = &state.deviceScratch;
+  team.deviceScratch = &state.engine->deviceScratch;
   const Status status = algorithm.run(args, team);
   *declined = status == Status::kDeclined;
   return status == Status::kOk || *declined ? MPI_SUCCESS : errorCode(state, status);
@@ -69,10 +69,10 @@ CallShape blockShape(std::size_t bytes) {
 }
 
 int commSize(CommState& state) {
-  return state.transport->size();
+  return state.size;
 }
 int commRank(CommState& state) {
-  return state.transport->rank();
+  return state.rank;
 }
 
 // ---- Reductions -----------------------------------------------------------------------------
@@ -266,7 +266,7 @@ struct ReduceScatterBlockCall {
     args.recvbuf = recvbuf;
     if (sendbuf == MPI_IN_PLACE) {  // the input is all of recvbuf; the result its first block
       const std::size_t all = args.bytes * commSize(state);
-      void* copy = state.staging.get(kCopySlot, all);
+      void* copy = state.engine->staging.get(kCopySlot, all);
       if (all) std::memcpy(copy, recvbuf, all);
       args.sendbuf = copy;
     }
@@ -304,7 +304,7 @@ struct BcastCall {
   }
   int run(CommState& state, const Algorithm& algorithm) {
     StagedBuffer data;
-    if (int rc = data.init(buffer, count, type, state.staging, kOutSlot); rc != MPI_SUCCESS)
+    if (int rc = data.init(buffer, count, type, state.engine->staging, kOutSlot); rc != MPI_SUCCESS)
       return rc;
     const bool isRoot = commRank(state) == root;
     if (isRoot)
@@ -371,7 +371,7 @@ struct GatherCall {
     StagedBuffer in, out;
     if (rank == root) {
       if (int rc = out.init(b.recvbuf, static_cast<std::size_t>(b.recvcount) * size, b.recvtype,
-                            state.staging, kOutSlot);
+                            state.engine->staging, kOutSlot);
           rc != MPI_SUCCESS)
         return rc;
       args.bytes = out.bytes() / size;
@@ -381,7 +381,7 @@ struct GatherCall {
       if (int rc = out.pack(); rc != MPI_SUCCESS) return rc;
       args.sendbuf = static_cast<char*>(out.data()) + root * args.bytes;
     } else {
-      if (int rc = in.init(b.sendbuf, b.sendcount, b.sendtype, state.staging, kInSlot);
+      if (int rc = in.init(b.sendbuf, b.sendcount, b.sendtype, state.engine->staging, kInSlot);
           rc != MPI_SUCCESS)
         return rc;
       if (int rc = in.pack(); rc != MPI_SUCCESS) return rc;
@@ -431,7 +431,7 @@ struct ScatterCall {
     StagedBuffer in, out;
     if (rank == root) {
       if (int rc = in.init(b.sendbuf, static_cast<std::size_t>(b.sendcount) * size, b.sendtype,
-                           state.staging, kInSlot);
+                           state.engine->staging, kInSlot);
           rc != MPI_SUCCESS)
         return rc;
       if (int rc = in.pack(); rc != MPI_SUCCESS) return rc;
@@ -441,7 +441,7 @@ struct ScatterCall {
     if (b.recvbuf == MPI_IN_PLACE) {
       args.recvbuf = static_cast<char*>(in.data()) + root * args.bytes;
     } else {
-      if (int rc = out.init(b.recvbuf, b.recvcount, b.recvtype, state.staging, kOutSlot);
+      if (int rc = out.init(b.recvbuf, b.recvcount, b.recvtype, state.engine->staging, kOutSlot);
           rc != MPI_SUCCESS)
         return rc;
       args.recvbuf = out.data();
@@ -477,7 +477,7 @@ struct AllgatherCall {
     const int size = commSize(state), rank = commRank(state);
     StagedBuffer in, out;
     if (int rc = out.init(b.recvbuf, static_cast<std::size_t>(b.recvcount) * size, b.recvtype,
-                          state.staging, kOutSlot);
+                          state.engine->staging, kOutSlot);
         rc != MPI_SUCCESS)
       return rc;
     CollArgs args;
@@ -488,7 +488,7 @@ struct AllgatherCall {
       if (int rc = out.pack(); rc != MPI_SUCCESS) return rc;
       args.sendbuf = static_cast<char*>(out.data()) + rank * args.bytes;
     } else {
-      if (int rc = in.init(b.sendbuf, b.sendcount, b.sendtype, state.staging, kInSlot);
+      if (int rc = in.init(b.sendbuf, b.sendcount, b.sendtype, state.engine->staging, kInSlot);
           rc != MPI_SUCCESS)
         return rc;
       if (int rc = in.pack(); rc != MPI_SUCCESS) return rc;
@@ -534,7 +534,7 @@ struct AlltoallCall {
     const int size = commSize(state);
     StagedBuffer in, out;
     if (int rc = out.init(b.recvbuf, static_cast<std::size_t>(b.recvcount) * size, b.recvtype,
-                          state.staging, kOutSlot);
+                          state.engine->staging, kOutSlot);
         rc != MPI_SUCCESS)
       return rc;
     CollArgs args;
@@ -543,12 +543,12 @@ struct AlltoallCall {
     args.bytes = out.bytes() / size;
     if (b.sendbuf == MPI_IN_PLACE) {  // the input is recvbuf itself: work from a copy
       if (int rc = out.pack(); rc != MPI_SUCCESS) return rc;
-      void* copy = state.staging.get(kCopySlot, out.bytes());
+      void* copy = state.engine->staging.get(kCopySlot, out.bytes());
       if (out.bytes()) std::memcpy(copy, out.data(), out.bytes());
       args.sendbuf = copy;
     } else {
       if (int rc = in.init(b.sendbuf, static_cast<std::size_t>(b.sendcount) * size, b.sendtype,
-                           state.staging, kInSlot);
+                           state.engine->staging, kInSlot);
           rc != MPI_SUCCESS)
         return rc;
       if (int rc = in.pack(); rc != MPI_SUCCESS) return rc;

@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -25,23 +28,86 @@ std::vector<CommState*> gLive;  // states whose MPI resources are not yet freed
 
 std::set<std::uint32_t> gUcxIds;  // UCX communicator ids in use in this process
 
-// Shared-memory arenas mapped by this process; beyond the limit, communicators go without (an
-// application with thousands of communicators must not fill /dev/shm).
+// Shared-memory arenas mapped by this process (engines in use and pooled). A large limit, so that
+// a runaway application cannot fill /dev/shm; reaching it is logged once (warn).
 int gArenas = 0;
-constexpr int kMaxArenas = 64;
+constexpr int kMaxArenas = 1024;
+bool gArenaWarned = false;
 unsigned gArenaCounter = 0;
 std::uint32_t gNextUcxId = 1;
+
+// The engine pools: per member list, kSlots slots. A slot is filled only by a set-up in which
+// every member agreed that it was empty on all of them, so slot s holds the same engine on every
+// member that holds one; a member may have emptied it since (eviction), or still use it.
+constexpr int kSlots = 64;
+// Free engines kept per process, over all pools; beyond, the least recently freed is destroyed.
+constexpr int kMaxPooledFree = 16;
+
+enum class SlotState : std::uint8_t { kEmpty, kFree, kInUse, kReserved };
+struct Slot {
+  SlotState state = SlotState::kEmpty;
+  SlotState before = SlotState::kEmpty;  // while kReserved: what it was
+  std::unique_ptr<CommEngine> engine;    // while kFree (and kReserved from kFree)
+  std::uint64_t freedAt = 0;             // for eviction
+};
+using Pool = std::array<Slot, kSlots>;
+std::map<std::vector<int>, Pool> gPools;
+int gPooledFree = 0;
+std::uint64_t gReleaseClock = 0;
+
+void destroyEngine(std::unique_ptr<CommEngine> engine) {
+  if (!engine) return;
+  engine->transport.reset();
+  engine->shm.reset();
+  if (engine->arena) --gArenas;
+  engine->arena.reset();
+  gUcxIds.erase(engine->ucxCommId);
+  if (engine->dup != MPI_COMM_NULL) PMPI_Comm_free(&engine->dup);
+}
+
+// Forgets the pool of `key` if all its slots are empty (no set-up holds a reservation in it).
+void erasePoolIfEmpty(const std::vector<int>& key) {
+  const auto it = gPools.find(key);
+  if (it == gPools.end()) return;
+  for (const Slot& s : it->second)
+    if (s.state != SlotState::kEmpty) return;
+  gPools.erase(it);
+}
+
+// Destroys the least recently freed pooled engine while more than kMaxPooledFree are kept.
+void evictLocked() {
+  while (gPooledFree > kMaxPooledFree) {
+    Slot* oldest = nullptr;
+    const std::vector<int>* key = nullptr;
+    for (auto& [members, pool] : gPools)
+      for (Slot& s : pool)
+        if (s.state == SlotState::kFree && (!oldest || s.freedAt < oldest->freedAt)) {
+          oldest = &s;
+          key = &members;
+        }
+    if (!oldest) return;
+    destroyEngine(std::move(oldest->engine));
+    oldest->state = SlotState::kEmpty;
+    --gPooledFree;
+    erasePoolIfEmpty(std::vector<int>(*key));
+  }
+}
 
 void releaseLocked(CommState* state) {
   if (state->released) return;
   state->released = true;
-  state->transport.reset();
-  state->shm.reset();
-  if (state->arena) --gArenas;
-  state->arena.reset();
-  gUcxIds.erase(state->ucxCommId);
-  if (state->dup != MPI_COMM_NULL) PMPI_Comm_free(&state->dup);
   gLive.erase(std::remove(gLive.begin(), gLive.end(), state), gLive.end());
+  if (!state->engine) return;
+  if (state->slot < 0) {
+    destroyEngine(std::move(state->engine));
+    return;
+  }
+  Slot& slot = gPools[state->engine->members][state->slot];
+  slot.engine = std::move(state->engine);
+  slot.state = SlotState::kFree;
+  slot.freedAt = ++gReleaseClock;
+  ++gPooledFree;
+  evictLocked();
 }
 
 int deleteState(MPI_Comm, int, void* attribute, void*) {
@@ -81,71 +147,92 @@ std::uint32_t agreeUcxCommId(MPI_Comm dup) {
   }
 }
 
+// Why a communicator goes without shared memory: at warn level the first time in this process,
+// then at debug.
+void reportNoShm(const std::string& why) {
+  bool first = false;
+  {
+    std::lock_guard lock(gMutex);
+    first = !gArenaWarned;
+    gArenaWarned = true;
+  }
+  if (first)
+    OVERPASS_WARN(
+        "a communicator goes without node shared memory (%s): it uses point-to-point "
+        "algorithms; further cases are logged at debug",
+        why.c_str());
+  else
+    OVERPASS_DEBUG("no shared memory for this communicator: %s", why.c_str());
+}
+
 // The node's shared-memory channel: one segment per node of the communicator (when every node
 // holds the same number of ranks, at least 2), among the node's ranks in local-rank order. The
 // node's local rank 0 creates the segment under a name unique to this job, the others attach,
 // every rank of the communicator reports success, and the creators unlink the names at once
 // (nothing is left in /dev/shm however the job ends). Any failure anywhere leaves every rank
 // without the channel.
-void setUpShm(CommState& state, int rank, int size, int worldRank) {
+void setUpShm(CommEngine& engine, int rank, int size, int worldRank) {
   const std::size_t buffer = runtime().config.shmBuffer;
-  const Topology& topo = state.topology;
+  const Topology& topo = engine.topology;
   if (buffer == 0 || size < 2 || !topo.balanced() || topo.maxRanksPerNode() < 2) return;
   const int local = topo.localRank(rank), perNode = topo.maxRanksPerNode();
-  MPI_Comm node = state.dup;
-  if (!topo.singleNode()) PMPI_Comm_split(state.dup, topo.nodeOf(rank), local, &node);
-  char name[96] = "";
+  MPI_Comm node = engine.dup;
+  if (!topo.singleNode()) PMPI_Comm_split(engine.dup, topo.nodeOf(rank), local, &node);
+  char name[96] = "";  // empty: the leader could not create the segment
   std::string why;
-  int created = 0;
+  const std::string kLimit =
+      "this process maps " + std::to_string(kMaxArenas) + " segments, the most it may";
   if (local == 0) {
     std::lock_guard lock(gMutex);
     if (gArenas < kMaxArenas) {
       std::random_device random;
       std::snprintf(name, sizeof name, "/overpass-%ld-%u-%08x", static_cast<long>(getpid()),
                     gArenaCounter++, random());
-      state.arena = ShmArena::create(name, perNode, buffer, &why);
-      created = state.arena != nullptr;
-      gArenas += created;
+      engine.arena = ShmArena::create(name, perNode, buffer, &why);
+      if (engine.arena)
+        ++gArenas;
+      else
+        name[0] = '\0';
     } else {
-      why = "too many communicators with shared memory in this process";
+      why = kLimit;
     }
   }
   PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, node);
-  PMPI_Bcast(&created, 1, MPI_INT, 0, node);
+  const bool created = name[0] != '\0';
   if (local != 0 && created) {
     std::lock_guard lock(gMutex);
     if (gArenas < kMaxArenas) {
-      state.arena = ShmArena::attach(name, &why);
-      if (state.arena && state.arena->ranks() != perNode) {
+      engine.arena = ShmArena::attach(name, &why);
+      if (engine.arena && engine.arena->ranks() != perNode) {
         why = "the segment was made for another communicator";
-        state.arena.reset();
+        engine.arena.reset();
       }
-      gArenas += state.arena != nullptr;
+      gArenas += engine.arena != nullptr;
     } else {
-      why = "too many communicators with shared memory in this process";
+      why = kLimit;
     }
   }
-  if (node != state.dup) PMPI_Comm_free(&node);
-  int mine = state.arena != nullptr, all = 0;
-  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, state.dup);
+  if (node != engine.dup) PMPI_Comm_free(&node);
+  int mine = engine.arena != nullptr, all = 0;
+  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, engine.dup);
   if (local == 0 && created) ShmArena::unlink(name);
   if (!all) {
-    if (!why.empty()) OVERPASS_DEBUG("no shared memory for this communicator: %s", why.c_str());
+    if (!why.empty()) reportNoShm(why);
     std::lock_guard lock(gMutex);
-    gArenas -= state.arena != nullptr;
-    state.arena.reset();
+    gArenas -= engine.arena != nullptr;
+    engine.arena.reset();
     return;
   }
   const bool crowded = runtime().job.oversubscribed(worldRank);
-  state.shm = std::make_unique<ShmChannel>(
-      *state.arena, local, static_cast<long>(getpid()),
+  engine.shm = std::make_unique<ShmChannel>(
+      *engine.arena, local, static_cast<long>(getpid()),
       crowded ? ShmChannel::kSpinsOversubscribed : ShmChannel::kSpins);
   if (const std::size_t l3 = runtime().job.ranks[worldRank].l3Bytes)
-    state.streamAbove = l3 / perNode;
+    engine.streamAbove = l3 / perNode;
 }
 
 // Which transport serves each level of the communicator, for the info log.
-std::string describeTransport(const CommState& state, const std::vector<int>& world, int rank) {
+std::string describeTransport(const CommEngine& state, const std::vector<int>& world, int rank) {
   Runtime& rt = runtime();
   if (!rt.ucx) return "transport pmpi (MPI point-to-point on a private communicator)";
   const Topology& t = state.topology;
@@ -160,6 +247,36 @@ std::string describeTransport(const CommState& state, const std::vector<int>& wo
   return out;
 }
 
+// A new engine for the communicator of `state` over `comm`: private duplicate, topology, transport,
+// shared memory. Collective over `comm`.
+int buildEngine(MPI_Comm comm, const CommState& state, std::vector<int> world, bool deviceCapable,
+                std::unique_ptr<CommEngine>* out) {
+  auto engine = std::make_unique<CommEngine>();
+  if (const int rc = PMPI_Comm_dup(comm, &engine->dup); rc != MPI_SUCCESS) return rc;
+  PMPI_Comm_set_errhandler(engine->dup, MPI_ERRORS_RETURN);
+  engine->topology = runtime().job.topologyOf(world);
+  engine->selector = &runtime().selector;
+  engine->deviceCapable = deviceCapable;
+  if (runtime().ucx) {
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    PMPI_Comm_get_name(comm, name, &len);
+    engine->ucxCommId = agreeUcxCommId(engine->dup);
+    engine->transport = std::make_unique<UcxTransport>(*runtime().ucx, world, state.rank,
+                                                       engine->ucxCommId, len ? name : "unnamed");
+  } else {
+    engine->transport = std::make_unique<PmpiTransport>(engine->dup);
+  }
+  setUpShm(*engine, state.rank, state.size, world[state.rank]);
+  if (logEnabled(LogLevel::kInfo))
+    OVERPASS_INFO("communicator of %d ranks: %s%s", state.size,
+                  describeTransport(*engine, world, state.rank).c_str(),
+                  engine->shm ? "; node shared memory" : "");
+  engine->members = std::move(world);
+  *out = std::move(engine);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 int initCommStates() {
@@ -169,7 +286,16 @@ int initCommStates() {
 
 void releaseCommStates() {
   std::lock_guard lock(gMutex);
-  while (!gLive.empty()) releaseLocked(gLive.back());
+  while (!gLive.empty()) {
+    CommState* state = gLive.back();
+    state->released = true;
+    gLive.pop_back();
+    destroyEngine(std::move(state->engine));
+  }
+  for (auto& [key, pool] : gPools)
+    for (Slot& s : pool) destroyEngine(std::move(s.engine));
+  gPools.clear();
+  gPooledFree = 0;
 }
 
 CommState* commState(MPI_Comm comm, int* error) {
@@ -183,41 +309,10 @@ CommState* commState(MPI_Comm comm, int* error) {
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   state->inter = inter != 0;
-  if (!state->inter) {
-    *error = PMPI_Comm_dup(comm, &state->dup);
-    if (*error != MPI_SUCCESS) return nullptr;
-    PMPI_Comm_set_errhandler(state->dup, MPI_ERRORS_RETURN);
-    const std::vector<int> world = worldRanks(comm);
-    state->topology = runtime().job.topologyOf(world);
-    state->selector = &runtime().selector;
-    int rank = 0;
-    PMPI_Comm_rank(comm, &rank);
-    if (runtime().ucx) {
-      char name[MPI_MAX_OBJECT_NAME] = "";
-      int len = 0;
-      PMPI_Comm_get_name(comm, name, &len);
-      state->ucxCommId = agreeUcxCommId(state->dup);
-      state->transport = std::make_unique<UcxTransport>(*runtime().ucx, world, rank,
-                                                        state->ucxCommId, len ? name : "unnamed");
-    } else {
-      state->transport = std::make_unique<PmpiTransport>(state->dup);
-    }
-    setUpShm(*state, rank, static_cast<int>(world.size()), world[rank]);
-    // Whether any rank can hold device buffers decides, identically everywhere, whether large
-    // reductions run through the staging pipeline (docs/GPU.md).
-    int possible = deviceMemoryPossible(), anywhere = 0;
-    PMPI_Allreduce(&possible, &anywhere, 1, MPI_INT, MPI_MAX, state->dup);
-    state->deviceCapable = anywhere != 0;
-    if (logEnabled(LogLevel::kInfo))
-      OVERPASS_INFO("communicator of %zu ranks: %s%s", world.size(),
-                    describeTransport(*state, world, rank).c_str(),
-                    state->shm ? "; node shared memory" : "");
-  }
+  PMPI_Comm_rank(comm, &state->rank);
+  PMPI_Comm_size(comm, &state->size);
   *error = PMPI_Comm_set_attr(comm, runtime().commKeyval, state.get());
-  if (*error != MPI_SUCCESS) {
-    if (state->dup != MPI_COMM_NULL) PMPI_Comm_free(&state->dup);
-    return nullptr;
-  }
+  if (*error != MPI_SUCCESS) return nullptr;
   if (!state->inter) {
     std::lock_guard lock(gMutex);
     gLive.push_back(state.get());
@@ -226,11 +321,103 @@ CommState* commState(MPI_Comm comm, int* error) {
     char name[MPI_MAX_OBJECT_NAME] = "";
     int len = 0;
     PMPI_Comm_get_name(comm, name, &len);
-    OVERPASS_INFO("communicator '%s' (%s, %d ranks): %s", len ? name : "unnamed",
-                  state->inter ? "inter" : "intra", state->transport ? state->transport->size() : 0,
-                  state->inter ? "not handled" : state->topology.summary().c_str());
+    const unsigned warmUp = runtime().config.commWarmUp;
+    if (state->inter)
+      OVERPASS_INFO("communicator '%s' (inter, %d ranks): not handled", len ? name : "unnamed",
+                    state->size);
+    else if (comm != MPI_COMM_WORLD && warmUp > 0)
+      OVERPASS_INFO(
+          "communicator '%s' (intra, %d ranks): its first %u calls go to the MPI "
+          "library (warm-up)",
+          len ? name : "unnamed", state->size, warmUp);
   }
   return state.release();
+}
+
+bool endsWarmUp(MPI_Comm comm, const CommState& state, const CallShape& shape) {
+  return warmUpEnds(comm == MPI_COMM_WORLD, runtime().config.commWarmUp, state.calls, shape);
+}
+
+SlotChoice chooseSlot(std::uint64_t freeAll, std::uint64_t emptyAll, std::uint64_t idleAll) {
+  SlotChoice c;
+  if (freeAll) {
+    c.slot = std::countr_zero(freeAll);
+    c.reuse = true;
+  } else if (emptyAll) {
+    c.slot = std::countr_zero(emptyAll);
+  }
+  c.stale = idleAll & ~freeAll & ~emptyAll;
+  return c;
+}
+
+int startEngine(MPI_Comm comm, CommState& state) {
+  std::vector<int> world = worldRanks(comm);
+  // Reserve every free and every empty slot of the pool for this set-up (a concurrent set-up in
+  // another thread sees them taken), then agree with one allreduce: bits of the slots free on
+  // every rank, empty on every rank, and idle (free or empty) on every rank; and whether no rank
+  // can hold device buffers.
+  enum { kFreeBits, kEmptyBits, kIdleBits, kNoDevice, kWords };
+  std::uint64_t mine[kWords] = {0, 0, 0, deviceMemoryPossible() ? 0 : ~std::uint64_t{0}};
+  std::uint64_t all[kWords] = {};
+  Pool* pool = nullptr;
+  {
+    std::lock_guard lock(gMutex);
+    pool = &gPools[world];  // std::map: the address stays valid
+    for (int i = 0; i < kSlots; ++i) {
+      Slot& s = (*pool)[i];
+      if (s.state != SlotState::kFree && s.state != SlotState::kEmpty) continue;
+      const std::uint64_t bit = std::uint64_t{1} << i;
+      mine[s.state == SlotState::kFree ? kFreeBits : kEmptyBits] |= bit;
+      mine[kIdleBits] |= bit;
+      s.before = s.state;
+      s.state = SlotState::kReserved;
+    }
+  }
+  const int rc = PMPI_Allreduce(mine, all, kWords, MPI_UINT64_T, MPI_BAND, comm);
+  const SlotChoice choice = rc == MPI_SUCCESS
+                                ? chooseSlot(all[kFreeBits], all[kEmptyBits], all[kIdleBits])
+                                : SlotChoice{};
+  const int chosen = choice.slot;
+  {
+    std::lock_guard lock(gMutex);
+    for (int i = 0; i < kSlots; ++i) {
+      Slot& s = (*pool)[i];
+      if (!(mine[kIdleBits] >> i & 1)) continue;
+      if (i == chosen) {
+        if (s.before == SlotState::kFree) {
+          state.engine = std::move(s.engine);
+          --gPooledFree;
+        }
+        s.state = SlotState::kInUse;
+      } else if (choice.stale >> i & 1 && s.before == SlotState::kFree) {
+        destroyEngine(std::move(s.engine));
+        --gPooledFree;
+        s.state = SlotState::kEmpty;
+      } else {
+        s.state = s.before;
+      }
+    }
+  }
+  if (rc != MPI_SUCCESS || chosen < 0) {
+    std::lock_guard lock(gMutex);
+    erasePoolIfEmpty(world);
+  }
+  if (rc != MPI_SUCCESS) return rc;
+  state.slot = chosen;
+  if (state.engine) {
+    if (logEnabled(LogLevel::kInfo))
+      OVERPASS_INFO("communicator of %d ranks: set up from the engine in pool slot %d%s",
+                    state.size, chosen, state.engine->shm ? "; node shared memory" : "");
+    return MPI_SUCCESS;
+  }
+  const int built = buildEngine(comm, state, std::move(world), all[kNoDevice] == 0, &state.engine);
+  if (built != MPI_SUCCESS && chosen >= 0) {
+    std::lock_guard lock(gMutex);
+    (*pool)[chosen].state = SlotState::kEmpty;
+    state.slot = -1;
+    erasePoolIfEmpty(state.engine ? state.engine->members : worldRanks(comm));
+  }
+  return built;
 }
 
 }  // namespace overpass::shim

@@ -1,7 +1,11 @@
-// Per-communicator state: a private duplicate for Overpass's own traffic, the transport over it,
-// and persistent scratch memory. Created on first use among the communicator's ranks, cached on
-// an MPI attribute, released by the attribute's delete callback, or at finalize for communicators
-// still alive then.
+// Per-communicator state, in two parts (docs/ARCHITECTURE.md, "Per communicator"):
+// - CommState, the communicator's own record: created at the first intercepted call without any
+//   communication, cached on an MPI attribute, released by the attribute's delete callback;
+// - CommEngine, what Overpass's algorithms need (a private duplicate, the transport over it, the
+//   node's shared memory, scratch memory): built when the communicator's warm-up ends, at the
+//   same call on every rank, and handed back to a pool at MPI_Comm_free, from which a later
+//   communicator over the same ranks in the same order takes it again once every rank agrees that
+//   it is free everywhere.
 #pragma once
 
 #include <mpi.h>
@@ -9,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "coll/selector.h"
 #include "coll/team.h"
@@ -20,16 +25,14 @@
 
 namespace overpass::shim {
 
-struct CommState {
-  bool inter = false;     // intercommunicator: never handled, no resources
-  bool released = false;  // MPI resources freed at finalize; the object lives on until deleted
+struct CommEngine {
+  std::vector<int> members;  // the world ranks of the communicator, in its rank order: pool key
   MPI_Comm dup = MPI_COMM_NULL;
   std::unique_ptr<Transport> transport;  // UcxTransport, or PmpiTransport over `dup`
   std::uint32_t ucxCommId = 0;           // the communicator's id in UCX tags (0: not UCX)
   Topology topology;  // derived from the job's topology by rank translation, no communication
   Scratch scratch;    // for the algorithms
   Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
-  HostStaging deviceStaging;           // host copies of device buffers (shim/device_staging.h)
   DeviceScratch deviceScratch;         // device memory of the device algorithms (coll/device_ipc.h)
   bool deviceCapable = false;          // some rank may pass device buffers: agreed at creation
   const Selector* selector = nullptr;  // the runtime's, for the steps of hierarchical algorithms
@@ -37,8 +40,6 @@ struct CommState {
   std::unique_ptr<ShmArena> arena;     // this rank's node's shared memory (shim/comm_state.cc)
   std::unique_ptr<ShmChannel> shm;     // this rank's end of it, among the node's ranks (or null)
   std::size_t streamAbove = SIZE_MAX;  // Team::streamAbove: the node ranks' share of the L3
-  std::uint64_t calls = 0;             // intercepted calls on the communicator so far
-  std::uint64_t boardKey = 0;          // its key on the progress board (shim/watchdog.h), or 0
 
   // The team's channel spans the team only when the communicator is one node; the node channel
   // serves the node steps of hierarchical algorithms.
@@ -49,9 +50,53 @@ struct CommState {
   }
 };
 
-// The state of `comm`, created if needed (a collective call on `comm`: every rank of `comm` must
-// reach it at the same call). Returns nullptr and sets *error if creation failed.
+struct CommState {
+  bool inter = false;     // intercommunicator: never handled, no resources
+  bool released = false;  // MPI resources freed at finalize; the object lives on until deleted
+  int rank = 0, size = 0;
+  std::uint64_t calls = 0;    // intercepted calls on this communicator that reached this state
+  std::uint64_t boardKey = 0;  // its key on the progress board (shim/watchdog.h), or 0
+  HostStaging deviceStaging;  // host copies of device buffers (shim/device_staging.h)
+  // Null during the warm-up (every call goes to the MPI library), then this communicator's engine.
+  std::unique_ptr<CommEngine> engine;
+  int slot = -1;  // the engine's slot in its pool (-1: not pooled, destroyed at release)
+
+  Team team() { return engine->team(); }
+};
+
+// The state of `comm`, created if needed without communication. Returns nullptr and sets *error
+// if creation failed.
 CommState* commState(MPI_Comm comm, int* error);
+
+// A call at least this large (one rank's bytes) ends the warm-up at once: Overpass's algorithms
+// save more on it than the set-up costs (docs/PERFORMANCE.md, "Communicator set-up").
+inline constexpr std::size_t kWarmUpEndBytes = std::size_t{64} << 10;
+
+// Whether the `calls`-th call on a communicator without an engine, of `shape`, ends its warm-up:
+// a decision on facts every rank shares (docs/ARCHITECTURE.md). No warm-up on MPI_COMM_WORLD
+// (`world`), nor with `warmUp` 0; past `warmUp` calls, on a call of kWarmUpEndBytes or more, or on
+// an order-sensitive reduction in deterministic mode (the MPI library's order is not rank order).
+inline bool warmUpEnds(bool world, unsigned warmUp, std::uint64_t calls, const CallShape& shape) {
+  return world || calls > warmUp || shape.ordered || shape.bytes >= kWarmUpEndBytes;
+}
+bool endsWarmUp(MPI_Comm comm, const CommState& state, const CallShape& shape);
+
+// The pool agreement's outcome, from the slot bits ANDed over the ranks: slots free (holding the
+// engine) on every rank, empty on every rank, idle (free or empty) on every rank. A slot free
+// everywhere is reused, else one empty everywhere gets a new engine, else none (-1: a new engine
+// outside the pool); slots idle everywhere but free on some ranks only are `stale`: the ranks
+// that hold their engine destroy it, so that the slot is empty everywhere again.
+struct SlotChoice {
+  int slot = -1;
+  bool reuse = false;
+  std::uint64_t stale = 0;
+};
+SlotChoice chooseSlot(std::uint64_t freeAll, std::uint64_t emptyAll, std::uint64_t idleAll);
+
+// Gives `state` its engine: a free one of the pool where every rank of `comm` has the same one
+// free, else a new one. Collective over `comm`: every rank must call it at the same call. An MPI
+// error code.
+int startEngine(MPI_Comm comm, CommState& state);
 
 // Creates the attribute keyval; at finalize, frees the MPI resources of every live state.
 int initCommStates();

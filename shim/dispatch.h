@@ -5,6 +5,7 @@
 //   1. global reasons (not initialised, disabled, excluded by OVERPASS_COLLS, re-entry);
 //   2. arguments the MPI library must reject (null communicator, negative count, ...);
 //   3. the communicator's state, created at the first call on it (intercommunicators fall back);
+//      its engine, built when the warm-up ends (until then, every call goes to the MPI library);
 //   4. the call's own reasons (operation and datatype of reductions);
 //   5. the selector, which may itself choose the MPI library.
 // A rank-local fact (a non-contiguous datatype on one rank) is handled locally by staging and
@@ -54,7 +55,7 @@ int raiseError(MPI_Comm comm, int code);
 // The algorithm for `shape` on the communicator, memoised (the selector's decision, with the
 // rules it skipped logged at debug).
 inline const Algorithm& selectAlgorithm(CommState& state, const CallShape& shape) {
-  return state.selections.get(shape, [&](const CallShape& s) -> const Algorithm& {
+  return state.engine->selections.get(shape, [&](const CallShape& s) -> const Algorithm& {
     const Selection chosen = runtime().selector.select(s);
     if (chosen.skipped)
       OVERPASS_DEBUG("%s of %zu bytes on %d ranks: rule '%s' skipped, %s cannot serve it%s",
@@ -109,12 +110,12 @@ template <class Call>
 bool anyRankHasDeviceBuffers(CommState& state, const Call& call, bool* mineToo) {
   int mine = 0, any = 0;
   if (DeviceMemory* device = deviceMemory()) {
-    const auto [in, out] = call.pipelineBuffers(state.transport->rank());
+    const auto [in, out] = call.pipelineBuffers(state.rank);
     mine = (in && !device->classify(in).hostAccessible()) ||
            (out && !device->classify(out).hostAccessible());
   }
   ReentryGuard guard;
-  PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, state.dup);
+  PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, state.engine->dup);
   *mineToo = mine != 0;
   return any != 0;
 }
@@ -135,7 +136,7 @@ int runChunked(CommState& state, const Call& call, const CallShape& shape, const
   auto* staging =
       static_cast<unsigned char*>(state.deviceStaging.get(0, pipelineStagingBytes(plan), memory));
   if (!staging) return MPI_ERR_NO_MEM;
-  const auto [in, out] = call.pipelineBuffers(state.transport->rank());
+  const auto [in, out] = call.pipelineBuffers(state.rank);
   OVERPASS_TRACE("%s: %zu bytes in chunks of %zu through the staging pipeline",
                  collectiveName(shape.coll).data(), shape.bytes, plan.chunk);
   int rc = MPI_SUCCESS;
@@ -180,14 +181,14 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
     if (watch.active()) identifyCall(watch, comm);
     state = commState(comm, &rc);
     if (!state) return raiseError(comm, rc);
-    if (state->inter) reason = FallbackReason::kIntercommunicator;
     ++state->calls;
+    if (state->inter) reason = FallbackReason::kIntercommunicator;
   }
   if (!reason) reason = call.check(*state);
   const bool timed = rt.config.statsMode != StatsMode::kOff;
   int size = 0;
-  if (state && state->transport)
-    size = state->transport->size();
+  if (state)
+    size = state->size;
   else if (timed && reason != FallbackReason::kInvalidArgument)
     PMPI_Comm_size(comm, &size);
   const bool sized = (timed || !reason) && reason != FallbackReason::kInvalidArgument;
@@ -196,11 +197,20 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   shape.coll = coll;
   shape.teamSize = size;
   shape.ordered = shape.ordered && rt.config.deterministic;
+  if (!reason && !state->engine) {
+    if (!endsWarmUp(comm, *state, shape)) {
+      reason = FallbackReason::kWarmingUp;
+    } else {
+      ReentryGuard guard;
+      if (const int rc = startEngine(comm, *state); rc != MPI_SUCCESS) return raiseError(comm, rc);
+    }
+  }
+  const CommEngine* engine = state ? state->engine.get() : nullptr;
   shape.shmBuffer =
-      state && state->shm && state->topology.singleNode() ? state->shm->bufferBytes() : 0;
-  if (state && !state->inter) {
-    shape.nodes = state->topology.nodeCount();
-    shape.perNode = state->topology.balanced() ? state->topology.maxRanksPerNode() : 0;
+      engine && engine->shm && engine->topology.singleNode() ? engine->shm->bufferBytes() : 0;
+  if (engine) {
+    shape.nodes = engine->topology.nodeCount();
+    shape.perNode = engine->topology.balanced() ? engine->topology.maxRanksPerNode() : 0;
   }
   const Algorithm* algorithm = nullptr;
   if (!reason) {
@@ -221,7 +231,7 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   // buffers are on devices: the ranks agree through the node's shared memory (a round of flags).
   if constexpr (DeviceCall<Call>) {
     if ((!reason || *reason == FallbackReason::kSelected) && shape.shmBuffer && shape.bytes &&
-        state->deviceCapable && rt.config.gpuIpc) {
+        engine->deviceCapable && rt.config.gpuIpc) {
       const Algorithm& ipc = *deviceAlgorithm(coll);
       bool declined = false;
       int rc;
@@ -240,7 +250,7 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   }
   if constexpr (Chunkable<Call>) {
     bool mine = false;
-    if ((!reason || *reason == FallbackReason::kSelected) && state->deviceCapable &&
+    if ((!reason || *reason == FallbackReason::kSelected) && engine->deviceCapable &&
         rt.config.gpuChunk && call.chunkable() && shape.bytes >= 2 * rt.config.gpuChunk &&
         anyRankHasDeviceBuffers(*state, call, &mine)) {
       int rc = runChunked(*state, call, shape, &algorithm);
@@ -257,7 +267,7 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
                                  : nullptr) {
     staging.emplace(*device, state->deviceStaging);
     int staged = MPI_SUCCESS;
-    call.buffers(state->transport->rank(), size,
+    call.buffers(state->rank, size,
                  [&](auto& buf, std::size_t count, MPI_Datatype type, bool read, bool written) {
                    if (staged == MPI_SUCCESS)
                      staged = staging->add(buf, count, type, read, written);

@@ -40,6 +40,10 @@ def main():
                    help="an extra mpirun option (e.g. --enable-recovery)")
     p.add_argument("--algorithm", action="append", default=[],
                    help="COLL=NAME: the statistics must show NAME serving calls of COLL")
+    p.add_argument("--at-least", action="append", default=[],
+                   help="COLL=ALGORITHM=N: the algorithm served at least N calls (all ranks)")
+    p.add_argument("--reason-count", action="append", default=[],
+                   help="REASON=N: exactly N calls (all ranks, all collectives) fell back for it")
     p.add_argument("--no-algorithm", action="append", default=[],
                    help="COLL=NAME: the statistics must show NAME serving no call of COLL")
     p.add_argument("--force-round", type=int,
@@ -226,6 +230,16 @@ def check_stats(path, a):
     for name in a.device_calls.split():
         if colls.get(name, {}).get("device_calls", 0) == 0:
             failures.append(f"{name}: no call recorded with device buffers ({colls.get(name)})")
+    for spec in a.at_least:
+        coll, name, n = spec.split("=")
+        got = colls.get(coll, {}).get("algorithms", {}).get(name, 0)
+        if got < int(n):
+            failures.append(f"{coll}: {name} served {got} calls, fewer than {n} ({colls.get(coll)})")
+    for spec in a.reason_count:
+        reason, n = spec.split("=")
+        got = sum(c.get("fallback_reasons", {}).get(reason, 0) for c in colls.values())
+        if got != int(n):
+            failures.append(f"fallback reason '{reason}': {got} calls, expected {n}")
     reasons = {r for c in colls.values() for r in c.get("fallback_reasons", {})}
     for r in a.reason:
         if r not in reasons:

@@ -203,6 +203,17 @@ TEST(Config, DeviceVariables) {
   EXPECT_EQ(parse({{"OVERPASS_GPU_IPC", "perhaps"}}).errors.size(), 1u);
 }
 
+TEST(Config, CommWarmUp) {
+  EXPECT_EQ(parse({}).config.commWarmUp, 3u);
+  EXPECT_EQ(parse({{"OVERPASS_COMM_WARMUP", "0"}}).config.commWarmUp, 0u);
+  EXPECT_EQ(parse({{"OVERPASS_COMM_WARMUP", " 12 "}}).config.commWarmUp, 12u);
+  for (const char* bad : {" ", "-1", "1.5", "3x", "1000000", "0x10"}) {
+    const ParsedConfig p = parse({{"OVERPASS_COMM_WARMUP", bad}});
+    ASSERT_EQ(p.errors.size(), 1u) << bad;
+    EXPECT_NE(p.errors[0].find("OVERPASS_COMM_WARMUP"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace overpass
 

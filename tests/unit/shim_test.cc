@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "shim/comm_state.h"
 #include "shim/type_map.h"
 
 namespace overpass::shim {
@@ -103,6 +104,48 @@ std::set<std::string> expectedSymbols() {
   fortran(#lower, #UPPER);
 #include "shim/intercepted.def"
   return names;
+}
+
+// The warm-up of a new communicator ends at the same call on every rank: a function of shared
+// facts.
+TEST(CommWarmUp, EndsAfterTheConfiguredCallsOrAtOnceWhereItPays) {
+  CallShape small;
+  small.coll = Collective::kAllreduce;
+  small.bytes = 8;
+  for (std::uint64_t call = 1; call <= 3; ++call)
+    EXPECT_FALSE(warmUpEnds(false, 3, call, small)) << call;
+  EXPECT_TRUE(warmUpEnds(false, 3, 4, small));
+  EXPECT_TRUE(warmUpEnds(false, 0, 1, small));  // OVERPASS_COMM_WARMUP=0: set up at once
+  EXPECT_TRUE(warmUpEnds(true, 3, 1, small));   // MPI_COMM_WORLD: no warm-up
+  CallShape large = small;
+  large.bytes = kWarmUpEndBytes;
+  EXPECT_TRUE(warmUpEnds(false, 3, 1, large));
+  large.bytes = kWarmUpEndBytes - 1;
+  EXPECT_FALSE(warmUpEnds(false, 3, 1, large));
+  CallShape ordered = small;  // deterministic mode: the MPI library's order is not rank order
+  ordered.ordered = true;
+  EXPECT_TRUE(warmUpEnds(false, 3, 1, ordered));
+}
+
+TEST(CommPool, ReusesASlotFreeEverywhereElseFillsOneEmptyEverywhere) {
+  // Slot 2 free on every rank, slot 0 empty everywhere: slot 2 is reused.
+  SlotChoice c = chooseSlot(0b100, 0b001, 0b101);
+  EXPECT_EQ(c.slot, 2);
+  EXPECT_TRUE(c.reuse);
+  EXPECT_EQ(c.stale, 0u);
+  // Nothing free everywhere: the lowest slot empty everywhere gets a new engine.
+  c = chooseSlot(0, 0b1010, 0b1010);
+  EXPECT_EQ(c.slot, 1);
+  EXPECT_FALSE(c.reuse);
+  // Every slot in use on some rank: a new engine outside the pool.
+  c = chooseSlot(0, 0, 0);
+  EXPECT_EQ(c.slot, -1);
+  EXPECT_FALSE(c.reuse);
+  // Slot 3 idle everywhere but free on some ranks, empty on others (one rank evicted its
+  // engine): stale, emptied everywhere; slot 5, in use on some rank, is left alone.
+  c = chooseSlot(0, 0b0001, 0b1001);
+  EXPECT_EQ(c.slot, 0);
+  EXPECT_EQ(c.stale, 0b1000u);
 }
 
 TEST(Library, ExportsExactlyTheInterceptionList) {

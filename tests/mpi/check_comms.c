@@ -1,0 +1,206 @@
+/* Communicators that come and go: the warm-up of new communicators (their first calls go to the
+ * MPI library), the pool of engines reused by communicators over the same ranks, and many
+ * communicators alive at once. Every result is compared with what the MPI library computes
+ * (PMPI on the same communicator). Modes (argv[1]):
+ *   boundary       calls 1..18 of every collective on fresh communicators of several shapes
+ *                  (dup, dup of dup, splits), across the end of the warm-up
+ *   cycles N K     N cycles of dup + K allreduce/bcast + free (engines reused from the pool)
+ *   many N         N communicators alive at once, each past its warm-up (3 barriers) and then
+ *                  one allreduce and one bcast
+ *   deterministic  the first allreduce and reduce of doubles on fresh communicators equal the
+ *                  serial rank-order sums bit for bit (run with OVERPASS_DETERMINISTIC=1) */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long g_fail = 0, g_pass = 0;
+
+static void expect(int ok, const char* what, const char* comm, int call) {
+  if (ok) {
+    ++g_pass;
+    return;
+  }
+  ++g_fail;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  fprintf(stderr, "rank %d: %s on %s, call %d: wrong result\n", rank, what, comm, call);
+}
+
+enum { kColls = 9, kCount = 300 }; /* 1200-byte blocks: past the tiny rooted rules */
+
+/* Call `call` (1-based) on `comm`: collective (call - 1) mod kColls, checked against PMPI. */
+static void one_call(MPI_Comm comm, const char* name, int call) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int n = kCount;
+  int* in = malloc(sizeof(int) * n * size);
+  int* out = malloc(sizeof(int) * n * size);
+  int* ref = malloc(sizeof(int) * n * size);
+  for (int i = 0; i < n * size; ++i) in[i] = (rank + 1) * 1000 + i * 7 + call;
+  memset(out, 0, sizeof(int) * n * size);
+  memset(ref, 0, sizeof(int) * n * size);
+  const int root = (call + size - 1) % size;
+  int ok = 1;
+  switch ((call - 1) % kColls) {
+    case 0:
+      MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, comm);
+      PMPI_Allreduce(in, ref, n, MPI_INT, MPI_SUM, comm);
+      ok = !memcmp(out, ref, sizeof(int) * n);
+      expect(ok, "allreduce", name, call);
+      break;
+    case 1:
+      memcpy(out, in, sizeof(int) * n);
+      memcpy(ref, in, sizeof(int) * n);
+      MPI_Bcast(out, n, MPI_INT, root, comm);
+      PMPI_Bcast(ref, n, MPI_INT, root, comm);
+      expect(!memcmp(out, ref, sizeof(int) * n), "bcast", name, call);
+      break;
+    case 2:
+      MPI_Reduce(in, out, n, MPI_INT, MPI_MAX, root, comm);
+      PMPI_Reduce(in, ref, n, MPI_INT, MPI_MAX, root, comm);
+      expect(rank != root || !memcmp(out, ref, sizeof(int) * n), "reduce", name, call);
+      break;
+    case 3:
+      MPI_Allgather(in, n, MPI_INT, out, n, MPI_INT, comm);
+      PMPI_Allgather(in, n, MPI_INT, ref, n, MPI_INT, comm);
+      expect(!memcmp(out, ref, sizeof(int) * n * size), "allgather", name, call);
+      break;
+    case 4:
+      MPI_Alltoall(in, n, MPI_INT, out, n, MPI_INT, comm);
+      PMPI_Alltoall(in, n, MPI_INT, ref, n, MPI_INT, comm);
+      expect(!memcmp(out, ref, sizeof(int) * n * size), "alltoall", name, call);
+      break;
+    case 5:
+      MPI_Gather(in, n, MPI_INT, out, n, MPI_INT, root, comm);
+      PMPI_Gather(in, n, MPI_INT, ref, n, MPI_INT, root, comm);
+      expect(rank != root || !memcmp(out, ref, sizeof(int) * n * size), "gather", name, call);
+      break;
+    case 6:
+      MPI_Scatter(in, n, MPI_INT, out, n, MPI_INT, root, comm);
+      PMPI_Scatter(in, n, MPI_INT, ref, n, MPI_INT, root, comm);
+      expect(!memcmp(out, ref, sizeof(int) * n), "scatter", name, call);
+      break;
+    case 7:
+      MPI_Reduce_scatter_block(in, out, n, MPI_INT, MPI_SUM, comm);
+      PMPI_Reduce_scatter_block(in, ref, n, MPI_INT, MPI_SUM, comm);
+      expect(!memcmp(out, ref, sizeof(int) * n), "reduce_scatter_block", name, call);
+      break;
+    default:
+      expect(MPI_Barrier(comm) == MPI_SUCCESS, "barrier", name, call);
+      break;
+  }
+  free(in);
+  free(out);
+  free(ref);
+}
+
+static void boundary(void) {
+  int W, P;
+  MPI_Comm_rank(MPI_COMM_WORLD, &W);
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  for (int round = 0; round < 2; ++round) { /* the second round reuses the pooled engines */
+    MPI_Comm comms[5];
+    const char* names[5] = {"dup(world)", "dup(dup(world))", "split(halves)", "split(reversed)",
+                            "split(rank%2)"};
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]);
+    MPI_Comm_dup(comms[0], &comms[1]);
+    MPI_Comm_split(MPI_COMM_WORLD, W < P / 2, W, &comms[2]);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, P - W, &comms[3]);
+    MPI_Comm_split(comms[1], W % 2, W, &comms[4]);
+    /* Interleaved: calls on different communicators alternate, as in applications. */
+    for (int call = 1; call <= 2 * kColls; ++call)
+      for (int c = 0; c < 5; ++c) one_call(comms[c], names[c], call);
+    for (int c = 4; c >= 0; --c) MPI_Comm_free(&comms[c]);
+  }
+}
+
+static void cycles(int n, int k) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int c = 0; c < n; ++c) {
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    for (int j = 0; j < k; ++j) {
+      double x = rank + 1 + j + c, y = 0;
+      if (j % 2 == 0) {
+        MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm);
+        expect(y == size * (size + 1) / 2.0 + (double)(j + c) * size, "allreduce", "cycle", j + 1);
+      } else {
+        y = rank == 0 ? x : -1;
+        MPI_Bcast(&y, 1, MPI_DOUBLE, 0, comm);
+        expect(y == 1.0 + j + c, "bcast", "cycle", j + 1);
+      }
+    }
+    MPI_Comm_free(&comm);
+  }
+}
+
+static void many(int n) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm* comms = malloc(sizeof(MPI_Comm) * n);
+  for (int c = 0; c < n; ++c) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[c]);
+    for (int b = 0; b < 3; ++b) MPI_Barrier(comms[c]); /* the warm-up */
+    double x = rank + c, y = 0;
+    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comms[c]);
+    expect(y == size * (size - 1) / 2.0 + (double)c * size, "allreduce", "many", c);
+  }
+  for (int c = 0; c < n; ++c) { /* every one of them still right while all are alive */
+    double y = rank == c % size ? c : -1;
+    MPI_Bcast(&y, 1, MPI_DOUBLE, c % size, comms[c]);
+    expect(y == c, "bcast", "many", c);
+  }
+  for (int c = 0; c < n; ++c) MPI_Comm_free(&comms[c]);
+  free(comms);
+}
+
+/* Values whose sum depends on the order: only the serial left-to-right order gives `serial`. */
+static void deterministic(void) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const double values[4] = {1e16, 1.0, -1e16, 1.0};
+  for (int c = 0; c < 4; ++c) {
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    double x[3], all[3 * 64], serial[3] = {0, 0, 0}, y[3] = {0, 0, 0};
+    for (int i = 0; i < 3; ++i) x[i] = values[(rank + i + c) % 4] * (1 + 0.25 * i);
+    PMPI_Allgather(x, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, comm);
+    for (int r = 0; r < size && r < 64; ++r)
+      for (int i = 0; i < 3; ++i) serial[i] = r == 0 ? all[i] : serial[i] + all[3 * r + i];
+    if (c % 2 == 0) {
+      MPI_Allreduce(x, y, 3, MPI_DOUBLE, MPI_SUM, comm); /* the first call on `comm` */
+      expect(!memcmp(y, serial, sizeof y), "deterministic allreduce", "fresh dup", 1);
+    } else {
+      MPI_Reduce(x, y, 3, MPI_DOUBLE, MPI_SUM, 0, comm);
+      expect(rank != 0 || !memcmp(y, serial, sizeof y), "deterministic reduce", "fresh dup", 1);
+    }
+    MPI_Comm_free(&comm);
+  }
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const char* mode = argc > 1 ? argv[1] : "boundary";
+  if (!strcmp(mode, "boundary"))
+    boundary();
+  else if (!strcmp(mode, "cycles"))
+    cycles(argc > 2 ? atoi(argv[2]) : 100, argc > 3 ? atoi(argv[3]) : 6);
+  else if (!strcmp(mode, "many"))
+    many(argc > 2 ? atoi(argv[2]) : 200);
+  else if (!strcmp(mode, "deterministic"))
+    deterministic();
+  long mine[2] = {g_pass, g_fail}, tot[2] = {0, 0};
+  PMPI_Allreduce(mine, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("check_comms %s: %ld passed, %ld failed\n", mode, tot[0], tot[1]);
+  fflush(stdout);
+  MPI_Finalize();
+  return tot[1] ? 1 : 0;
+}
