@@ -10,7 +10,6 @@ enum class Status : int {
   kInvalidArgument,
   kNoMemory,
   kTransportError,
-  kTimeout,
   kInternal,
   kDeclined,  // not an error: the ranks agreed that the algorithm cannot serve this call
 };
@@ -25,8 +24,6 @@ constexpr const char* statusName(Status s) {
       return "out of memory";
     case Status::kTransportError:
       return "transport error";
-    case Status::kTimeout:
-      return "timeout";
     case Status::kInternal:
       return "internal error";
     case Status::kDeclined:

@@ -66,18 +66,6 @@ inline const Algorithm& selectAlgorithm(CommState& state, const CallShape& shape
   });
 }
 
-// Tells the watchdog which call on which communicator this is, before the communicator's state
-// is set up (its set-up is part of the first call, and watched as such).
-inline void identifyCall(WatchedCall& watch, MPI_Comm comm) {
-  void* attribute = nullptr;
-  int found = 0;
-  PMPI_Comm_get_attr(comm, runtime().commKeyval, &attribute, &found);
-  auto* state = found ? static_cast<CommState*>(attribute) : nullptr;
-  if (state && state->inter) return;
-  if (state && !state->boardKey) state->boardKey = boardKey(comm);
-  watch.identify(state ? state->boardKey : boardKey(comm), state ? state->calls + 1 : 1);
-}
-
 // Calls that a device algorithm can serve (coll/device_ipc.h) offer
 //   CollArgs deviceArgs() const;  // the call on the application's own buffers (none where its
 //                                 // datatypes need packing)
@@ -178,11 +166,14 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
   if (!reason) {
     ReentryGuard guard;
     int rc = MPI_SUCCESS;
-    if (watch.active()) identifyCall(watch, comm);
-    state = commState(comm, &rc);
+    state = commState(comm, &rc);  // the light record: no communication
     if (!state) return raiseError(comm, rc);
     ++state->calls;
     if (state->inter) reason = FallbackReason::kIntercommunicator;
+    if (watch.active() && !state->inter) {
+      if (!state->boardKey) state->boardKey = boardKey(comm);
+      watch.identify(state->boardKey, state->calls);
+    }
   }
   if (!reason) reason = call.check(*state);
   const bool timed = rt.config.statsMode != StatsMode::kOff;

@@ -110,19 +110,6 @@ Slot* threadSlot() {
   return nullptr;
 }
 
-void publish(const Slot& slot, bool inCall, std::int64_t nowNs) {
-  State& s = state();
-  if (!s.boardReady.load(std::memory_order_acquire)) return;
-  BoardRecord r;
-  r.pid = s.pid;
-  r.commKey = slot.commKey.load(std::memory_order_relaxed);
-  r.call = slot.call.load(std::memory_order_relaxed);
-  r.what = slot.what.load(std::memory_order_relaxed);
-  r.inCall = inCall;
-  r.sinceNs = nowNs;
-  s.board->publish(s.myIndex, r);
-}
-
 std::string whatName(int what) {
   if (what == BoardRecord::kStartup) return "Overpass's start-up in MPI_Init";
   if (what == BoardRecord::kTeardown) return "Overpass's teardown in MPI_Finalize";
@@ -257,8 +244,8 @@ std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardR
     if (lines.size() == kNamedPeers)
       lines.push_back("... and more");
     else if (lines.size() < kNamedPeers)
-      lines.push_back("rank " + std::to_string(q) + " (world rank " + std::to_string(w) +
-                      ", pid " + std::to_string(s.pids[w]) + ") " + line);
+      lines.push_back("rank " + std::to_string(q) + " (world rank " + std::to_string(w) + ", pid " +
+                      std::to_string(s.pids[w]) + ") " + line);
   }
   // Of the ranks of this host that wait in the same call, the lowest gives the details; the
   // others say what they concluded (each may be the first whose report gets out).
@@ -297,30 +284,69 @@ std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardR
   abortJob();
 }
 
+// What the watchdog knows of a slot: the generation it saw last, since when, and when the
+// call's progress count last moved.
+struct Seen {
+  std::uint64_t generation = 0, progress = 0;
+  std::int64_t sinceNs = 0, movedNs = 0;
+};
+
+// This rank's entry on the board, written here rather than by the calls themselves (a tick
+// late at most): the call stuck longest, else the one that returned last.
+void publishBoard(const std::array<Seen, kSlots>& seen) {
+  State& s = state();
+  int chosen = -1;
+  bool inCall = false;
+  for (int i = 0; i < kSlots; ++i) {
+    const Slot& slot = s.slots[i];
+    if (!slot.claimed.load(std::memory_order_acquire) || seen[i].generation == 0) continue;
+    const bool in = seen[i].generation & 1;
+    if (chosen < 0 || (in && !inCall) ||
+        (in == inCall &&
+         (in ? seen[i].sinceNs < seen[chosen].sinceNs : seen[i].sinceNs > seen[chosen].sinceNs))) {
+      chosen = i;
+      inCall = in;
+    }
+  }
+  if (chosen < 0) return;
+  const Slot& slot = s.slots[chosen];
+  BoardRecord r;
+  r.pid = s.pid;
+  r.what = slot.what.load(std::memory_order_relaxed);
+  r.commKey = slot.commKey.load(std::memory_order_relaxed);
+  r.call = slot.call.load(std::memory_order_relaxed);
+  r.inCall = inCall;
+  r.sinceNs = seen[chosen].sinceNs;
+  // A call that began or ended while these were read is published at the next tick.
+  if (slot.generation.load(std::memory_order_acquire) != seen[chosen].generation) return;
+  s.board->publish(s.myIndex, r);
+}
+
 void run() {
   State& s = state();
-  struct Seen {
-    std::uint64_t generation = 0, progress = 0;
-    std::int64_t sinceNs = 0;
-  };
   std::array<Seen, kSlots> seen{};
   std::unique_lock lock(s.mutex);
   while (!s.stop) {
     s.wake.wait_for(lock, s.tick);
     if (s.stop) break;
     const std::int64_t now = monotonicNs();
-    if (s.boardReady.load(std::memory_order_acquire)) s.board->heartbeat(s.myIndex, now);
     for (int i = 0; i < kSlots; ++i) {
       const Slot& slot = s.slots[i];
       if (!slot.claimed.load(std::memory_order_acquire)) continue;
       const std::uint64_t g = slot.generation.load(std::memory_order_acquire);
-      if (!(g & 1)) continue;
       const std::uint64_t p = slot.progress.load(std::memory_order_relaxed);
-      if (seen[i].generation != g || seen[i].progress != p) {
-        seen[i] = {g, p, now};
-        continue;
+      if (seen[i].generation != g) {
+        seen[i] = {g, p, now, now};
+      } else if (seen[i].progress != p) {
+        seen[i].progress = p;
+        seen[i].movedNs = now;
+      } else if ((g & 1) && now - seen[i].movedNs > s.timeoutNs) {
+        fire(slot, now - seen[i].movedNs);
       }
-      if (now - seen[i].sinceNs > s.timeoutNs) fire(slot, now - seen[i].sinceNs);
+    }
+    if (s.boardReady.load(std::memory_order_acquire)) {
+      s.board->heartbeat(s.myIndex, now);
+      publishBoard(seen);
     }
   }
 }
@@ -402,9 +428,6 @@ void attachProgressBoard(bool watching, Bootstrap& bootstrap) {
   s.board->publish(s.myIndex, r);
   s.board->heartbeat(s.myIndex, monotonicNs());
   s.boardReady.store(true, std::memory_order_release);
-  // The start-up call this runs in goes on the board too.
-  if (tOwner.slot && (tOwner.slot->generation.load(std::memory_order_relaxed) & 1))
-    publish(*tOwner.slot, true, monotonicNs());
 }
 
 void stopWatchdog() {
@@ -420,6 +443,7 @@ void stopWatchdog() {
   s.board.reset();
 }
 
+// The calls' side: a few stores into the thread's own slot; the watchdog does the rest.
 void WatchedCall::enter(int what, MPI_Comm comm) {
   Slot* slot = threadSlot();
   if (!slot) return;
@@ -427,9 +451,10 @@ void WatchedCall::enter(int what, MPI_Comm comm) {
   slot->comm.store(comm, std::memory_order_relaxed);
   slot->commKey.store(0, std::memory_order_relaxed);
   slot->call.store(0, std::memory_order_relaxed);
-  slot->generation.fetch_add(1, std::memory_order_release);  // odd: in a call
+  // Only this thread writes the generation: odd while in a call.
+  slot->generation.store(slot->generation.load(std::memory_order_relaxed) + 1,
+                         std::memory_order_release);
   progress_detail::tCounter = &slot->progress;
-  publish(*slot, true, monotonicNs());
   slot_ = slot;
 }
 
@@ -437,13 +462,12 @@ void WatchedCall::identify(std::uint64_t commKey, std::uint64_t call) {
   if (!slot_) return;
   slot_->commKey.store(commKey, std::memory_order_relaxed);
   slot_->call.store(call, std::memory_order_relaxed);
-  publish(*slot_, true, monotonicNs());
 }
 
 void WatchedCall::leave() {
   progress_detail::tCounter = nullptr;
-  slot_->generation.fetch_add(1, std::memory_order_release);  // even: outside
-  publish(*slot_, false, monotonicNs());
+  slot_->generation.store(slot_->generation.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_release);
 }
 
 std::uint64_t boardKey(MPI_Comm comm) {
