@@ -31,9 +31,9 @@ from mpi4py import MPI  # noqa: E402
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--layers", default="256,768,768,768,16",
+    p.add_argument("--layers", default="256,512,512,512,16",
                    help="widths: input, hidden layers..., classes (comma-separated)")
-    p.add_argument("--batch", type=int, default=32, help="samples per rank and step")
+    p.add_argument("--batch", type=int, default=16, help="samples per rank and step")
     p.add_argument("--shard", type=int, default=4096, help="samples per rank")
     p.add_argument("--steps", type=int, default=200, help="timed SGD steps")
     p.add_argument("--warmup", type=int, default=5, help="SGD steps before the timed ones")

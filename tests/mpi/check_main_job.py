@@ -92,7 +92,7 @@ def check_demo(a, failures):
     for c in configs:
         if f"| {c} us |" not in header:
             failures.append(f"no column for {c} in {header!r}")
-    if "ompi/overpass-off (A/A) [range]" not in header:
+    if "ompi/overpass-off (A/A) [IQR]" not in header:
         failures.append("no A/A column")
     ratio = r"\d+\.\d\d \[\d+\.\d\d-\d+\.\d\d\]"
     for coll in colls:
