@@ -38,6 +38,8 @@ constexpr std::size_t kAlign = 4096;                        // buffer alignment 
 constexpr std::size_t kDefaultLlcBytes = 64 * kKiB * kKiB;  // when sysfs does not say
 constexpr std::size_t kFillChunkBytes = kKiB * kKiB;
 constexpr std::int64_t kMaxRange = std::int64_t{1} << 20;  // largest |value| the checks use
+constexpr double kMaxItersPerBatch = 1 << 24;               // bound of --time's iteration count
+constexpr double kCalibrationShare = 0.1;                   // of --time spent choosing the count
 constexpr int kExitWrong = 1;
 constexpr int kExitUsage = 2;
 const MPI_Comm kComm = MPI_COMM_WORLD;  // an address, but not a constant expression
@@ -506,6 +508,8 @@ struct Options {
   std::size_t stepFactor = 2;
   int iters = 20;
   int warmup = 5;
+  double timeBudget = 0;  // --time: seconds per point (0: -n iterations per batch)
+  int batches = 1;
   std::string datatype = "float";
   std::string op = "sum";
   int root = 0;
@@ -586,6 +590,10 @@ struct Cell {
   double timeUs = 0;  // median over ranks of the per-rank mean
   double minUs = 0;
   double maxUs = 0;
+  // The slowest rank's time per call in each batch, median over the batches: what the program
+  // waits for, with a preempted batch outvoted by the others.
+  double slowestUs = 0;
+  int iters = 0;  // timed calls per batch
   double algbw = 0;
   double busbw = 0;
   std::int64_t wrong = 0;
@@ -612,6 +620,7 @@ class Bench {
 
  private:
   Cell measure(Coll coll, bool inPlace, const Shape& s);
+  int itersPerBatch(const Call& k, std::size_t span);
   template <typename T>
   std::int64_t checkOnce(const Call& k, const Shape& s);
   void printHeader(const std::vector<std::size_t>& sizes) const;
@@ -765,6 +774,33 @@ std::int64_t Bench::checkOnce(const Call& k, const Shape& s) {
   return wrong;
 }
 
+// Timed calls per batch: -n, or with --time the count that fills the budget on the slowest rank,
+// from a calibration that grows the count until the slowest rank spent a tenth of the budget.
+// Every rank takes each decision from the same agreed maximum, so all run the same calls.
+int Bench::itersPerBatch(const Call& k, std::size_t span) {
+  if (o_.timeBudget <= 0) return o_.iters;
+  const double target = o_.timeBudget * kCalibrationShare;
+  double calls = 1;
+  double perCall = 0;
+  for (;;) {
+    PMPI_Barrier(kComm);
+    const double start = MPI_Wtime();
+    for (double i = 0; i < calls; ++i) {
+      const BufferPool::Set b = pool_.next(span);
+      invoke(k, b.send, b.recv);
+    }
+    double elapsed = MPI_Wtime() - start;
+    PMPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, kComm);
+    perCall = elapsed / calls;
+    if (elapsed >= target || calls >= kMaxItersPerBatch) break;
+    // Towards the target in one step where the estimate allows, by 2x-100x.
+    const double wanted = elapsed > 0 ? calls * target / elapsed * 1.2 : calls * 100;
+    calls = std::min(kMaxItersPerBatch, std::clamp(std::ceil(wanted), 2 * calls, 100 * calls));
+  }
+  const double perBatch = o_.timeBudget * (1 - kCalibrationShare) / o_.batches / perCall;
+  return static_cast<int>(std::clamp(std::round(perBatch), 1.0, kMaxItersPerBatch));
+}
+
 Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
   const Call k{coll, inPlace, type_.mpi, op_.mpi, o_.root, rank_, static_cast<int>(s.block)};
   const std::size_t span = std::max(s.sendBytes, s.recvBytes);
@@ -774,31 +810,54 @@ Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
   }
   // The benchmark's own synchronisation and bookkeeping call the MPI library directly (PMPI), so
   // that preloading an interposer changes only the calls being measured.
-  PMPI_Barrier(kComm);
-  const double start = MPI_Wtime();
-  for (int i = 0; i < o_.iters; ++i) {
-    const BufferPool::Set b = pool_.next(span);
-    invoke(k, b.send, b.recv);
+  const int iters = itersPerBatch(k, span);
+  const std::size_t batches = static_cast<std::size_t>(o_.batches);
+  std::vector<double> perBatch(batches);
+  double total = 0;
+  for (std::size_t batch = 0; batch < batches; ++batch) {
+    PMPI_Barrier(kComm);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) {
+      const BufferPool::Set b = pool_.next(span);
+      invoke(k, b.send, b.recv);
+    }
+    const double elapsed = MPI_Wtime() - start;
+    perBatch[batch] = elapsed / iters;
+    total += elapsed;
   }
-  const double mean = (MPI_Wtime() - start) / o_.iters;
+  const double mean = total / (static_cast<double>(iters) * static_cast<double>(batches));
 
   std::int64_t wrong = 0;
   if (o_.check && coll != Coll::kBarrier)
     wrong = withType(type_.type, [&]<typename T>() { return checkOnce<T>(k, s); });
 
-  // Per rank: mean time and wrong count. NaN marks a slot the gather did not fill.
-  const double local[2] = {mean, static_cast<double>(wrong)};
-  std::vector<double> all(rank_ == 0 ? 2 * static_cast<std::size_t>(np_) : 0,
+  // Per rank: mean time, wrong count, time per call of each batch. NaN marks a slot the gather
+  // did not fill.
+  const std::size_t slots = 2 + batches;
+  std::vector<double> local(slots);
+  local[0] = mean;
+  local[1] = static_cast<double>(wrong);
+  std::copy(perBatch.begin(), perBatch.end(), local.begin() + 2);
+  std::vector<double> all(rank_ == 0 ? slots * static_cast<std::size_t>(np_) : 0,
                           std::numeric_limits<double>::quiet_NaN());
-  PMPI_Gather(local, 2, MPI_DOUBLE, rank_ == 0 ? all.data() : nullptr, 2, MPI_DOUBLE, 0, kComm);
+  PMPI_Gather(local.data(), static_cast<int>(slots), MPI_DOUBLE,
+              rank_ == 0 ? all.data() : nullptr, static_cast<int>(slots), MPI_DOUBLE, 0, kComm);
 
   Cell cell;
   cell.ran = true;
+  cell.iters = iters;
   if (rank_ != 0) return cell;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size();
+    return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+  };
   std::vector<double> means;
+  std::vector<double> slowest(batches, 0.0);
   for (int r = 0; r < np_; ++r) {
-    const double t = all[2 * r];
-    const double w = all[2 * r + 1];
+    const double* row = all.data() + slots * static_cast<std::size_t>(r);
+    const double t = row[0];
+    const double w = row[1];
     if (std::isnan(t) || std::isnan(w) || w < 0) {
       std::fprintf(stderr, "overpass-bench: %s: no result gathered from rank %d\n",
                    collInfo(coll).name, r);
@@ -807,13 +866,14 @@ Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
     }
     means.push_back(t * 1e6);
     cell.wrong += static_cast<std::int64_t>(w);
+    for (std::size_t batch = 0; batch < batches; ++batch)
+      slowest[batch] = std::max(slowest[batch], row[2 + batch] * 1e6);
   }
   if (!means.empty()) {
-    std::sort(means.begin(), means.end());
-    const std::size_t m = means.size();
-    cell.timeUs = m % 2 ? means[m / 2] : (means[m / 2 - 1] + means[m / 2]) / 2;
-    cell.minUs = means.front();
-    cell.maxUs = means.back();
+    cell.timeUs = median(means);
+    cell.minUs = *std::min_element(means.begin(), means.end());
+    cell.maxUs = *std::max_element(means.begin(), means.end());
+    cell.slowestUs = median(slowest);
   }
   cell.algbw = cell.timeUs > 0 ? static_cast<double>(s.bytes) / (cell.timeUs * 1e3) : 0.0;
   cell.busbw = cell.algbw * busFactor(coll, np_);
@@ -831,6 +891,12 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
   std::printf("# LD_PRELOAD  : %s\n", preload && *preload ? preload : "(none)");
   std::printf("# np %d  datatype %s  op %s  root %d  iters %d  warmup %d  check %s\n", np_,
               type_.name, op_.name, o_.root, o_.iters, o_.warmup, o_.check ? "on" : "off");
+  if (o_.timeBudget > 0)
+    std::printf("# timing: about %g s per size and mode, in %d batches (calls per batch from a "
+                "calibration; iters above unused)\n",
+                o_.timeBudget, o_.batches);
+  else if (o_.batches > 1)
+    std::printf("# timing: %d batches of %d calls per size and mode\n", o_.batches, o_.iters);
   if (o_.cold)
     std::printf("# buffers cold: rotating over 2 x %zu MiB per rank  memory %s\n",
                 pool_.capacity() / kKiB / kKiB, o_.memory.c_str());
@@ -880,6 +946,9 @@ void Bench::record(Coll coll, const Shape& s, bool inPlace, const Cell& c) {
       {"time_us", c.timeUs},
       {"min_us", c.minUs},
       {"max_us", c.maxUs},
+      {"slowest_us", c.slowestUs},
+      {"iters", c.iters},
+      {"batches", o_.batches},
       {"algbw", c.algbw},
       {"busbw", c.busbw},
       {"np", np_},
@@ -967,6 +1036,16 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
   app.add_option("-w,--warmup_iters", o.warmup, "Warm-up iterations")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 30));
+  app.add_option("--time", o.timeBudget,
+                 "Seconds per size and mode instead of -n: the calls per batch fill it on the "
+                 "slowest rank (a calibration, agreed by every rank, chooses them); 0: -n")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--batches", o.batches,
+                 "Timed batches per size and mode; slowest_us in --json is the median over the "
+                 "batches of the slowest rank's time per call")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app.add_option("-d,--datatype", o.datatype, "Element type")
       ->capture_default_str()
       ->check(CLI::IsMember(typeNames));
@@ -1051,11 +1130,14 @@ int benchMain(int argc, char** argv) {
   const OpInfo& op = *std::find_if(opTable().begin(), opTable().end(),
                                    [&](const OpInfo& x) { return o.op == x.name; });
 
+  // minbytes, times the factor while below maxbytes, then maxbytes itself: every size the user
+  // asked for is present, the last one even when it is not minbytes times a power of the factor.
   std::vector<std::size_t> sizes;
-  for (std::size_t s = o.minBytes; s <= o.maxBytes; s *= o.stepFactor) {
+  for (std::size_t s = o.minBytes; s < o.maxBytes; s *= o.stepFactor) {
     sizes.push_back(s);
     if (s > o.maxBytes / o.stepFactor) break;
   }
+  sizes.push_back(o.maxBytes);
 
   // One pool for the whole run: the largest size, or (cold) enough that both regions together
   // exceed twice the last-level cache with at least two slots of the largest size.
