@@ -257,7 +257,8 @@ std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardR
                      rangeList(waiting).c_str());
     if (!elsewhere.empty())
       OVERPASS_ERROR("OVERPASS_TIMEOUT:   %s: world ranks %s",
-                     board ? "on other hosts, not visible from here (their own watchdogs report)"
+                     board ? "on other hosts, not visible from here (their watchdogs report "
+                             "what they see; those that report this call are waiting too)"
                            : "not visible (no progress board on this rank)",
                      rangeList(elsewhere).c_str());
   } else {
