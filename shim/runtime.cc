@@ -47,8 +47,11 @@ __attribute__((constructor)) void checkMpiLibrary() {
 
 void initializeUnguarded(int providedThreadLevel);
 
-// How long rank 0 waits for every rank's start-up hello without OVERPASS_TIMEOUT.
+// How long rank 0 waits for every rank's start-up hello: without OVERPASS_TIMEOUT, and at least
+// with it (ranks leave MPI_Init some seconds apart on a crowded machine; a short timeout must not
+// make them look as if they ran without Overpass).
 constexpr double kHelloSeconds = 60;
+constexpr double kHelloMinSeconds = 10;
 
 [[noreturn]] void stopJob() {
   PMPI_Finalize();
@@ -247,7 +250,7 @@ void initializeUnguarded(int providedThreadLevel) {
   logConfigure(parsed.config.logLevel, parsed.config.logFile, rt.worldRank);
   // Before any collective: a rank without Overpass would pair with them (shim/hello.h).
   const double timeout = parsed.config.timeoutSeconds;
-  checkEveryRankRunsOverpass(timeout > 0 ? timeout : kHelloSeconds);
+  checkEveryRankRunsOverpass(timeout > 0 ? std::max(timeout, kHelloMinSeconds) : kHelloSeconds);
   // The watchdog runs where this rank's value asks for it, before the ranks agreed on it, so
   // that the agreement itself is watched.
   if (!parsed.config.disable) startWatchdog(timeout, rt.worldRank);
