@@ -54,6 +54,7 @@ constexpr double kHelloSeconds = 60;
 constexpr double kHelloMinSeconds = 10;
 
 [[noreturn]] void stopJob() {
+  stopWatchdog();  // MPI is being finalised under it
   PMPI_Finalize();
   std::exit(1);
 }
@@ -204,7 +205,7 @@ int finalizeRuntime(MPI_Comm, int, void*, void*) {
   ReentryGuard guard;
   {
     WatchedCall watch(BoardRecord::kTeardown, MPI_COMM_WORLD);
-    watch.identify(boardKey(MPI_COMM_WORLD), kTeardownCall);
+    if (watch.active()) watch.identify(boardKey(MPI_COMM_WORLD), kTeardownCall);
     finalizeUnwatched(rt);
   }
   stopWatchdog();
@@ -262,7 +263,7 @@ void initializeUnguarded(int providedThreadLevel) {
   rt.config = parsed.config;
   rt.selector = std::move(*selector);
   attachProgressBoard(!rt.config.disable && rt.config.timeoutSeconds > 0, bootstrap);
-  watch.identify(boardKey(MPI_COMM_WORLD), 0);
+  if (watch.active()) watch.identify(boardKey(MPI_COMM_WORLD), 0);
   initDeviceMemory(rt.config.simulatedDevice);
   setUpTopology(rt, bootstrap);
   setUpUcx(rt, bootstrap);

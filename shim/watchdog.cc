@@ -55,6 +55,8 @@ constexpr int kExitStatus = 1;
 constexpr auto kReportOut = std::chrono::milliseconds(150);
 // Peers named one by one in a report.
 constexpr std::size_t kNamedPeers = 8;
+// Overpass's start-up may take this long without progress, whatever the timeout.
+constexpr std::int64_t kPhaseMinNs = 10'000'000'000;
 // A rank whose report is not the detailed one waits this long before it aborts the job.
 constexpr auto kOthersFirst = std::chrono::milliseconds(300);
 
@@ -85,6 +87,7 @@ State& state() {
 
 struct SlotOwner {
   Slot* slot = nullptr;
+  int depth = 0;  // watched calls of this thread in progress (a collective in an error handler)
   bool warned = false;
   ~SlotOwner() {
     if (slot) slot->claimed.store(false, std::memory_order_release);
@@ -111,6 +114,7 @@ Slot* threadSlot() {
 }
 
 std::string whatName(int what) {
+  if (what == BoardRecord::kFinished) return "MPI_Finalize (past Overpass's teardown)";
   if (what == BoardRecord::kStartup) return "Overpass's start-up in MPI_Init";
   if (what == BoardRecord::kTeardown) return "Overpass's teardown in MPI_Finalize";
   if (what >= 0 && what < static_cast<int>(kNumCollectives))
@@ -155,6 +159,8 @@ std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardR
   switch (view.verdict) {
     case PeerVerdict::kExited:
       return "has exited";
+    case PeerVerdict::kFinished:
+      return "has reached MPI_Finalize";
     case PeerVerdict::kNotRunning:
       return "has not run for " + seconds(nowNs - peer.heartbeatNs) +
              " (stopped, or starved of the CPU)" +
@@ -183,21 +189,26 @@ std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardR
   }
 }
 
+// Started before anything of the report is written: whatever blocks (a stdio lock held by a
+// thread stuck on a full pipe, PMPI_Abort itself), the process ends.
+void armExitTimer() {
+  std::thread([] {
+    std::this_thread::sleep_for(kReportOut + kOthersFirst + kAbortGrace);
+    _exit(kExitStatus);
+  }).detach();
+}
+
 [[noreturn]] void abortJob() {
   // mpirun forwards the report from a pipe; an abort right behind it can overtake it.
   std::fflush(nullptr);
   std::this_thread::sleep_for(kReportOut);
-  std::thread([] {
-    std::this_thread::sleep_for(kAbortGrace);
-    std::fflush(nullptr);
-    _exit(kExitStatus);
-  }).detach();
   PMPI_Abort(MPI_COMM_WORLD, kExitStatus);
   _exit(kExitStatus);
 }
 
 // Writes the report of a stuck call and ends the job. Runs on the watchdog thread.
 [[noreturn]] void fire(const Slot& slot, std::int64_t stuckNs) {
+  armExitTimer();
   State& s = state();
   const std::int64_t now = monotonicNs();
   const int what = slot.what.load(std::memory_order_relaxed);
@@ -230,7 +241,7 @@ std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardR
   for (std::size_t q = 0; q < members.size(); ++q) {
     const int w = members[q];
     if (w == s.worldRank) continue;
-    if (!board || s.boardIndex[w] < 0) {
+    if (!board || w < 0 || s.boardIndex[w] < 0) {  // w < 0: not of this world (spawned)
       elsewhere.push_back(w);
       continue;
     }
@@ -249,6 +260,8 @@ std::string peerLine(const PeerView& view, const BoardRecord& peer, const BoardR
   }
   // Of the ranks of this host that wait in the same call, the lowest gives the details; the
   // others say what they concluded (each may be the first whose report gets out).
+  for (std::vector<int>* v : {&direct, &indirect, &waiting, &elsewhere})
+    std::sort(v->begin(), v->end());
   const bool details = waiting.empty() || s.worldRank < waiting.front();
   if (details) {
     for (const std::string& line : lines) OVERPASS_ERROR("OVERPASS_TIMEOUT:   %s", line.c_str());
@@ -319,18 +332,36 @@ void publishBoard(const std::array<Seen, kSlots>& seen) {
   r.inCall = inCall;
   r.sinceNs = seen[chosen].sinceNs;
   // A call that began or ended while these were read is published at the next tick.
-  if (slot.generation.load(std::memory_order_acquire) != seen[chosen].generation) return;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (slot.generation.load(std::memory_order_relaxed) != seen[chosen].generation) return;
   s.board->publish(s.myIndex, r);
+}
+
+// How long a slot's call may go without progress: the timeout; Overpass's start-up (many steps,
+// UCX's connections among them, none of which notes progress) at least kPhaseMinNs.
+std::int64_t limit(const Slot& slot) {
+  const std::int64_t timeout = state().timeoutNs;
+  return slot.what.load(std::memory_order_relaxed) == BoardRecord::kStartup
+             ? std::max(timeout, kPhaseMinNs)
+             : timeout;
 }
 
 void run() {
   State& s = state();
   std::array<Seen, kSlots> seen{};
   std::unique_lock lock(s.mutex);
+  std::int64_t lastTick = monotonicNs();
+  const std::int64_t tickNs = std::chrono::nanoseconds(s.tick).count();
   while (!s.stop) {
     s.wake.wait_for(lock, s.tick);
     if (s.stop) break;
     const std::int64_t now = monotonicNs();
+    // A tick far too late: the whole process was suspended (a scheduler's suspend, a debugger, a
+    // paused VM). Its calls could not progress either: their clocks start again.
+    const bool resumed = now - lastTick > std::max(3 * tickNs, s.timeoutNs / 4);
+    lastTick = now;
+    if (resumed)
+      for (Seen& v : seen) v.movedNs = now;
     for (int i = 0; i < kSlots; ++i) {
       const Slot& slot = s.slots[i];
       if (!slot.claimed.load(std::memory_order_acquire)) continue;
@@ -341,8 +372,9 @@ void run() {
       } else if (seen[i].progress != p) {
         seen[i].progress = p;
         seen[i].movedNs = now;
-      } else if ((g & 1) && now - seen[i].movedNs > s.timeoutNs) {
-        fire(slot, now - seen[i].movedNs);
+      } else if ((g & 1) && now - seen[i].movedNs > limit(slot)) {
+        // The call may have returned since: then its communicator may be gone too.
+        if (slot.generation.load(std::memory_order_acquire) == g) fire(slot, now - seen[i].movedNs);
       }
     }
     if (s.boardReady.load(std::memory_order_acquire)) {
@@ -365,7 +397,12 @@ void startWatchdog(double timeoutSeconds, int worldRank) {
   s.worldRank = worldRank;
   s.pid = static_cast<long>(getpid());
   s.stop = false;
+  // The watchdog takes none of the application's signals.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
   s.thread = std::thread(run);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   watchdog_detail::gRunning.store(true, std::memory_order_release);
 }
 
@@ -402,6 +439,13 @@ void attachProgressBoard(bool watching, Bootstrap& bootstrap) {
     arena = ProgressBoard::createArena(name, count, &why);
     if (!arena) name[0] = '\0';
   }
+  // The name is unlinked however this ends: nothing is left in /dev/shm.
+  struct Unlink {
+    const char* name;
+    ~Unlink() {
+      if (name[0]) ShmArena::unlink(name);
+    }
+  } unlinkLater{name};
   std::vector<char> names(sizeof name * n);
   if (bootstrap.allgather(name, names.data(), sizeof name) != Status::kOk) return;
   const char* leaderName = names.data() + sizeof name * leader;
@@ -412,7 +456,9 @@ void attachProgressBoard(bool watching, Bootstrap& bootstrap) {
   int attached = arena != nullptr;
   std::vector<int> flags(n);
   if (bootstrap.allgather(&attached, flags.data(), sizeof attached) != Status::kOk) return;
-  if (rank == leader && name[0]) ShmArena::unlink(name);
+  // A rank of this host that could not map the board never publishes: not visible, never blamed.
+  for (int r = 0; r < n; ++r)
+    if (!flags[r]) boardIndex[r] = -1;
   if (!arena) {
     OVERPASS_WARN(
         "OVERPASS_TIMEOUT: no progress board on this host (%s): reports cannot say "
@@ -440,6 +486,13 @@ void stopWatchdog() {
   }
   s.wake.notify_all();
   s.thread.join();
+  if (s.boardReady.load(std::memory_order_acquire)) {  // the heartbeat stops here: say why
+    BoardRecord r;
+    r.pid = s.pid;
+    r.what = BoardRecord::kFinished;
+    r.sinceNs = monotonicNs();
+    s.board->publish(s.myIndex, r);
+  }
   s.boardReady.store(false, std::memory_order_release);
   s.board.reset();
 }
@@ -447,7 +500,7 @@ void stopWatchdog() {
 // The calls' side: a few stores into the thread's own slot; the watchdog does the rest.
 void WatchedCall::enter(int what, MPI_Comm comm) {
   Slot* slot = threadSlot();
-  if (!slot) return;
+  if (!slot || tOwner.depth++ > 0) return;  // a nested call is part of the outer one
   slot->what.store(what, std::memory_order_relaxed);
   slot->comm.store(comm, std::memory_order_relaxed);
   slot->commKey.store(0, std::memory_order_relaxed);
@@ -466,6 +519,7 @@ void WatchedCall::identify(std::uint64_t commKey, std::uint64_t call) {
 }
 
 void WatchedCall::leave() {
+  tOwner.depth = 0;
   progress_detail::tCounter = nullptr;
   slot_->generation.store(slot_->generation.load(std::memory_order_relaxed) + 1,
                           std::memory_order_release);

@@ -42,17 +42,11 @@ ProgressBoard::Entry& ProgressBoard::entry(int index) const {
 }
 
 void ProgressBoard::publish(int index, const BoardRecord& r) {
+  // One writer per entry (its rank's watchdog thread): a plain seqlock.
   Entry& e = entry(index);
-  std::uint64_t v = e.version.load(std::memory_order_relaxed);
-  for (;;) {  // another thread of this process may be writing
-    if (v & 1) {
-      sched_yield();
-      v = e.version.load(std::memory_order_relaxed);
-    } else if (e.version.compare_exchange_weak(v, v + 1, std::memory_order_acquire,
-                                               std::memory_order_relaxed)) {
-      break;
-    }
-  }
+  const std::uint64_t v = e.version.load(std::memory_order_relaxed);
+  e.version.store(v + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);  // odd before any field changes
   e.pid.store(r.pid, std::memory_order_relaxed);
   e.commKey.store(r.commKey, std::memory_order_relaxed);
   e.call.store(r.call, std::memory_order_relaxed);
@@ -90,6 +84,9 @@ BoardRecord ProgressBoard::read(int index) const {
 PeerView judgePeer(const BoardRecord& mine, const BoardRecord& peer, bool peerAlive,
                    std::int64_t nowNs, std::int64_t staleNs) {
   if (!peerAlive) return {PeerVerdict::kExited, Blame::kDirect};
+  if (peer.what == BoardRecord::kFinished)  // the cause, unless we are in the teardown too
+    return {PeerVerdict::kFinished,
+            mine.what == BoardRecord::kTeardown ? Blame::kNone : Blame::kDirect};
   if (peer.pid != 0 && nowNs - peer.heartbeatNs > staleNs)
     return {PeerVerdict::kNotRunning, Blame::kDirect};
   if (peer.pid == 0 || peer.what < 0) return {PeerVerdict::kNeverCalled, Blame::kDirect};

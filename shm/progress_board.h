@@ -29,6 +29,7 @@ struct BoardRecord {
 
   static constexpr std::int32_t kStartup = 1000;   // Overpass's start-up inside MPI_Init
   static constexpr std::int32_t kTeardown = 1001;  // Overpass's teardown inside MPI_Finalize
+  static constexpr std::int32_t kFinished = 1002;  // past the teardown: its watchdog has stopped
 };
 
 // The key every rank computes alike for a communicator: a hash of its members' world ranks in
@@ -44,7 +45,7 @@ class ProgressBoard {
                                                std::string* why);
 
   int ranks() const { return arena_->ranks(); }
-  // Writes entry `index` (its owner only; threads of one process may write concurrently).
+  // Writes entry `index`: by its owner's one writer only.
   void publish(int index, const BoardRecord& record);
   void heartbeat(int index, std::int64_t nowNs);
   // A consistent copy of entry `index`.
@@ -65,6 +66,7 @@ enum class PeerVerdict {
   kNeverCalled,  // has not published anything
   kNotRunning,   // its heartbeat stopped: the process is stopped or starved of the CPU
   kExited,       // its process is gone
+  kFinished,     // it has left Overpass at MPI_Finalize
   kUnknown,      // our own call's communicator is not known: cannot compare
 };
 

@@ -85,27 +85,35 @@ TEST(ProgressBoard, CommKeyDependsOnMembersAndTheirOrder) {
   EXPECT_NE(commKey(a, 0), 0u);
 }
 
-TEST(ProgressBoard, RecordsRoundTripWhileWritersRace) {
+TEST(ProgressBoard, RecordsRoundTripWhileTheWriterRuns) {
   ProgressBoard board(ShmArena::anonymous(2, 256));
   EXPECT_EQ(board.read(1).pid, 0);  // fresh entries: never published
-  std::vector<std::thread> writers;
-  for (int t = 0; t < 2; ++t)
-    writers.emplace_back([&, t] {
-      for (std::uint64_t i = 1; i <= 20000; ++i) {
-        BoardRecord r = inCall(i, i);
-        r.sinceNs = static_cast<std::int64_t>(i);
-        r.what = t;
-        board.publish(0, r);
-      }
-    });
-  for (int i = 0; i < 20000; ++i) {
+  std::thread writer([&] {
+    for (std::uint64_t i = 1; i <= 50000; ++i) {
+      BoardRecord r = inCall(i, i);
+      r.sinceNs = static_cast<std::int64_t>(i);
+      board.publish(0, r);
+    }
+  });
+  for (int i = 0; i < 50000; ++i) {
     const BoardRecord r = board.read(0);  // never a torn record
     EXPECT_EQ(r.commKey, r.call);
     EXPECT_EQ(static_cast<std::int64_t>(r.call), r.sinceNs);
   }
-  for (std::thread& w : writers) w.join();
+  writer.join();
   board.heartbeat(1, 123);
   EXPECT_EQ(board.read(1).heartbeatNs, 123);
+}
+
+TEST(ProgressBoard, ARankPastFinalizeIsTheCauseUnlessWeAreInTheTeardownToo) {
+  BoardRecord finished = returned(0, 0);
+  finished.what = BoardRecord::kFinished;
+  finished.heartbeatNs = 0;  // its watchdog has stopped: not "not running"
+  EXPECT_EQ(judge(finished).verdict, PeerVerdict::kFinished);
+  EXPECT_EQ(judge(finished).blame, Blame::kDirect);
+  BoardRecord teardown = inCall(7, 1ull << 62);
+  teardown.what = BoardRecord::kTeardown;
+  EXPECT_EQ(judgePeer(teardown, finished, true, 10 * kSecond, kStale).blame, Blame::kNone);
 }
 
 }  // namespace
