@@ -224,9 +224,9 @@ void setUpShm(CommEngine& engine, int rank, int size, int worldRank) {
     return;
   }
   const bool crowded = runtime().job.oversubscribed(worldRank);
-  engine.shm = std::make_unique<ShmChannel>(
-      *engine.arena, local, static_cast<long>(getpid()),
-      crowded ? ShmChannel::kSpinsOversubscribed : ShmChannel::kSpins);
+  engine.shm =
+      std::make_unique<ShmChannel>(*engine.arena, local, static_cast<long>(getpid()),
+                                   crowded ? ShmChannel::kSpinsOversubscribed : ShmChannel::kSpins);
   if (const std::size_t l3 = runtime().job.ranks[worldRank].l3Bytes)
     engine.streamAbove = l3 / perNode;
 }

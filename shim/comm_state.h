@@ -54,9 +54,9 @@ struct CommState {
   bool inter = false;     // intercommunicator: never handled, no resources
   bool released = false;  // MPI resources freed at finalize; the object lives on until deleted
   int rank = 0, size = 0;
-  std::uint64_t calls = 0;    // intercepted calls on this communicator that reached this state
+  std::uint64_t calls = 0;     // intercepted calls on this communicator that reached this state
   std::uint64_t boardKey = 0;  // its key on the progress board (shim/watchdog.h), or 0
-  HostStaging deviceStaging;  // host copies of device buffers (shim/device_staging.h)
+  HostStaging deviceStaging;   // host copies of device buffers (shim/device_staging.h)
   // Null during the warm-up (every call goes to the MPI library), then this communicator's engine.
   std::unique_ptr<CommEngine> engine;
   int slot = -1;  // the engine's slot in its pool (-1: not pooled, destroyed at release)

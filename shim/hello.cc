@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <string>
 #include <thread>
 #include <vector>
 
 #include "common/log.h"
+#include "shim/world_ranks.h"
 
 namespace overpass::shim {
 namespace {
@@ -54,15 +54,6 @@ void cancelAll(std::vector<MPI_Request>& requests) {
   _exit(1);
 }
 
-std::string rankList(const std::vector<int>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i == 16) return out + ", ... (" + std::to_string(ranks.size()) + " ranks)";
-    out += (i ? ", " : "") + std::to_string(ranks[i]);
-  }
-  return out;
-}
-
 }  // namespace
 
 void checkEveryRankRunsOverpass(double deadlineSeconds) {
@@ -91,7 +82,7 @@ void checkEveryRankRunsOverpass(double deadlineSeconds) {
         "world rank%s %s did not answer Overpass's start-up hello within %g s: %s without "
         "liboverpass.so (LD_PRELOAD not passed to every rank, or an MPI_COMM_WORLD shared with "
         "another program), or %s stopped. Every rank must run Overpass; stopping the job",
-        missing.size() > 1 ? "s" : "", rankList(missing).c_str(), deadlineSeconds,
+        missing.size() > 1 ? "s" : "", rankRanges(missing).c_str(), deadlineSeconds,
         missing.size() > 1 ? "they run" : "it runs", missing.size() > 1 ? "are" : "is");
     stop();
   }

@@ -128,24 +128,6 @@ std::string seconds(std::int64_t ns) {
   return text;
 }
 
-// "0-3,5,7-9" for a list of world ranks.
-std::string rangeList(const std::vector<int>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(ranks[i]);
-    if (j > i) out += '-' + std::to_string(ranks[j]);
-    i = j + 1;
-    if (out.size() > 120 && i < ranks.size()) {
-      out += ",... (" + std::to_string(ranks.size()) + " ranks)";
-      break;
-    }
-  }
-  return out;
-}
-
 bool processAlive(long pid) {
   return pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
 }
@@ -233,7 +215,7 @@ void armExitTimer() {
       "OVERPASS_TIMEOUT: %s made no progress for %s: %s '%s' of %zu ranks (world ranks %s); "
       "this is its rank %d (world rank %d, pid %ld)",
       whatName(what).c_str(), seconds(stuckNs).c_str(), callText.c_str(), len ? name : "unnamed",
-      members.size(), rangeList(sortedMembers).c_str(), rank, s.worldRank, s.pid);
+      members.size(), rankRanges(sortedMembers).c_str(), rank, s.worldRank, s.pid);
 
   std::vector<int> direct, indirect, waiting, elsewhere;  // world ranks
   std::vector<std::string> lines;                         // about the peers that matter
@@ -267,13 +249,13 @@ void armExitTimer() {
     for (const std::string& line : lines) OVERPASS_ERROR("OVERPASS_TIMEOUT:   %s", line.c_str());
     if (!waiting.empty())
       OVERPASS_ERROR("OVERPASS_TIMEOUT:   waiting in this call too: world ranks %s",
-                     rangeList(waiting).c_str());
+                     rankRanges(waiting).c_str());
     if (!elsewhere.empty())
       OVERPASS_ERROR("OVERPASS_TIMEOUT:   %s: world ranks %s",
                      board ? "on other hosts, not visible from here (their watchdogs report "
                              "what they see; those that report this call are waiting too)"
                            : "not visible (no progress board on this rank)",
-                     rangeList(elsewhere).c_str());
+                     rankRanges(elsewhere).c_str());
   } else {
     OVERPASS_ERROR("OVERPASS_TIMEOUT:   (the peers' states: in world rank %d's report)",
                    waiting.front());
@@ -285,7 +267,7 @@ void armExitTimer() {
     OVERPASS_ERROR(
         "OVERPASS_TIMEOUT: the call cannot complete without world rank%s %s; "
         "aborting the job",
-        culprits.size() > 1 ? "s" : "", rangeList(culprits).c_str());
+        culprits.size() > 1 ? "s" : "", rankRanges(culprits).c_str());
   } else {
     OVERPASS_ERROR("OVERPASS_TIMEOUT: no rank on this host is behind%s; aborting the job",
                    elsewhere.empty() ? " (a lost message, or a rank on no board)"

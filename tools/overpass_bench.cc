@@ -38,8 +38,8 @@ constexpr std::size_t kAlign = 4096;                        // buffer alignment 
 constexpr std::size_t kDefaultLlcBytes = 64 * kKiB * kKiB;  // when sysfs does not say
 constexpr std::size_t kFillChunkBytes = kKiB * kKiB;
 constexpr std::int64_t kMaxRange = std::int64_t{1} << 20;  // largest |value| the checks use
-constexpr double kMaxItersPerBatch = 1 << 24;               // bound of --time's iteration count
-constexpr double kCalibrationShare = 0.1;                   // of --time spent choosing the count
+constexpr double kMaxItersPerBatch = 1 << 24;              // bound of --time's iteration count
+constexpr double kCalibrationShare = 0.1;                  // of --time spent choosing the count
 constexpr int kExitWrong = 1;
 constexpr int kExitUsage = 2;
 const MPI_Comm kComm = MPI_COMM_WORLD;  // an address, but not a constant expression
@@ -840,8 +840,8 @@ Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
   std::copy(perBatch.begin(), perBatch.end(), local.begin() + 2);
   std::vector<double> all(rank_ == 0 ? slots * static_cast<std::size_t>(np_) : 0,
                           std::numeric_limits<double>::quiet_NaN());
-  PMPI_Gather(local.data(), static_cast<int>(slots), MPI_DOUBLE,
-              rank_ == 0 ? all.data() : nullptr, static_cast<int>(slots), MPI_DOUBLE, 0, kComm);
+  PMPI_Gather(local.data(), static_cast<int>(slots), MPI_DOUBLE, rank_ == 0 ? all.data() : nullptr,
+              static_cast<int>(slots), MPI_DOUBLE, 0, kComm);
 
   Cell cell;
   cell.ran = true;
@@ -892,9 +892,10 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
   std::printf("# np %d  datatype %s  op %s  root %d  iters %d  warmup %d  check %s\n", np_,
               type_.name, op_.name, o_.root, o_.iters, o_.warmup, o_.check ? "on" : "off");
   if (o_.timeBudget > 0)
-    std::printf("# timing: about %g s per size and mode, in %d batches (calls per batch from a "
-                "calibration; iters above unused)\n",
-                o_.timeBudget, o_.batches);
+    std::printf(
+        "# timing: about %g s per size and mode, in %d batches (calls per batch from a "
+        "calibration; iters above unused)\n",
+        o_.timeBudget, o_.batches);
   else if (o_.batches > 1)
     std::printf("# timing: %d batches of %d calls per size and mode\n", o_.batches, o_.iters);
   if (o_.cold)
