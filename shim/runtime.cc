@@ -160,6 +160,13 @@ void setUpUcx(Runtime& rt, Bootstrap& bootstrap) {
   rt.ucx = UcxContext::create(options, bootstrap, &error);
   if (rt.ucx && rt.worldSize <= kEagerConnectRanks && rt.ucx->connectAll(bootstrap) != Status::kOk)
     OVERPASS_WARN("UCX: connecting all ranks at start-up failed; endpoints connect on first use");
+  if (rt.ucx && logEnabled(LogLevel::kDebug)) {
+    for (int r = 0; r < rt.worldSize; ++r)
+      if (r != rt.worldRank)
+        OVERPASS_DEBUG("UCX path to world rank %d (%s, %s host): %s", r,
+                       rt.job.ranks[r].hostname.c_str(), options.sameHost[r] ? "this" : "another",
+                       rt.ucx->describePath(r).c_str());
+  }
   if (!rt.ucx && rt.worldRank == 0)
     OVERPASS_WARN("%s; using the PMPI transport (OVERPASS_TRANSPORT=pmpi)", error.c_str());
 }

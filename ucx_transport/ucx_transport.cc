@@ -52,6 +52,37 @@ std::string collectiveOfTag(int tag) {
              : "tag " + std::to_string(tag);
 }
 
+// This worker's address: every transport, or (netOnly) those that reach other hosts.
+ucs_status_t workerAddress(ucp_worker_h worker, bool netOnly, std::vector<char>* out) {
+  ucp_worker_attr_t attr{};
+  attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
+  attr.address_flags = netOnly ? UCP_WORKER_ADDRESS_FLAG_NET_ONLY : 0;
+  const ucs_status_t status = ucp_worker_query(worker, &attr);
+  if (status != UCS_OK) return status;
+  const char* p = reinterpret_cast<const char*>(attr.address);
+  out->assign(p, p + attr.address_length);
+  ucp_worker_release_address(worker, attr.address);
+  return UCS_OK;
+}
+
+// Every rank's record of bytes (records differ in length; an empty one says "none"): a
+// collective over the bootstrap, which every rank enters whatever its own outcome.
+Status allgatherRecords(Bootstrap& bootstrap, std::vector<char> mine,
+                        std::vector<std::vector<char>>* all) {
+  const int size = bootstrap.size();
+  std::uint64_t length = mine.size();
+  std::vector<std::uint64_t> lengths(size);
+  OVERPASS_CHECK(bootstrap.allgather(&length, lengths.data(), sizeof(length)));
+  const std::size_t width = *std::max_element(lengths.begin(), lengths.end());
+  mine.resize(width);
+  std::vector<char> gathered(width * size);
+  if (width > 0) OVERPASS_CHECK(bootstrap.allgather(mine.data(), gathered.data(), width));
+  all->clear();
+  for (int r = 0; r < size; ++r)
+    all->emplace_back(gathered.begin() + r * width, gathered.begin() + r * width + lengths[r]);
+  return Status::kOk;
+}
+
 }  // namespace
 
 struct UcxContext::Impl {
@@ -110,7 +141,7 @@ std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootst
   impl->worldRank = bootstrap.rank();
   const int size = bootstrap.size();
   ucs_status_t status = UCS_OK;
-  std::vector<char> mine;
+  std::vector<char> mine, mineNet;
   // Every rank takes part in both allgathers below, even after a local failure, so that the
   // ranks can agree on the outcome.
   {
@@ -135,27 +166,17 @@ std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootst
       wp.thread_mode = options.multiThread ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SERIALIZED;
       status = ucp_worker_create(impl->context, &wp, &impl->worker);
     }
-    if (status == UCS_OK) {
-      ucp_address_t* address = nullptr;
-      std::size_t length = 0;
-      status = ucp_worker_get_address(impl->worker, &address, &length);
-      if (status == UCS_OK) {
-        const char* p = reinterpret_cast<const char*>(address);
-        mine.assign(p, p + length);
-        ucp_worker_release_address(impl->worker, address);
-      }
-    }
+    if (status == UCS_OK) status = workerAddress(impl->worker, /*netOnly=*/false, &mine);
+    // Peers on other hosts get the address of the network transports only, as Open MPI's UCX
+    // component publishes: shorter, and no shared-memory transport another host could try.
+    if (status == UCS_OK && workerAddress(impl->worker, /*netOnly=*/true, &mineNet) != UCS_OK)
+      mineNet = mine;
   }
-  std::uint64_t length = status == UCS_OK ? mine.size() : 0;
-  std::vector<std::uint64_t> lengths(size);
-  if (bootstrap.allgather(&length, lengths.data(), sizeof(length)) != Status::kOk) {
-    *error = "cannot exchange UCX worker addresses";
-    return nullptr;
-  }
-  const std::size_t width = *std::max_element(lengths.begin(), lengths.end());
-  mine.resize(width);
-  std::vector<char> all(width * size);
-  if (width > 0 && bootstrap.allgather(mine.data(), all.data(), width) != Status::kOk) {
+  std::vector<std::vector<char>> full, net;
+  if (allgatherRecords(bootstrap, status == UCS_OK ? mine : std::vector<char>{}, &full) !=
+          Status::kOk ||
+      allgatherRecords(bootstrap, status == UCS_OK ? mineNet : std::vector<char>{}, &net) !=
+          Status::kOk) {
     *error = "cannot exchange UCX worker addresses";
     return nullptr;
   }
@@ -163,15 +184,15 @@ std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootst
     *error = std::string("UCX could not start: ") + ucs_status_string(status);
     return nullptr;
   }
+  impl->options.sameHost.resize(size, false);
   for (int r = 0; r < size; ++r) {
-    if (lengths[r] == 0) {
+    if (full[r].empty() || net[r].empty()) {
       *error = "UCX could not start on world rank " + std::to_string(r);
       return nullptr;
     }
-    impl->addresses.emplace_back(all.begin() + r * width, all.begin() + r * width + lengths[r]);
+    impl->addresses.push_back(std::move(impl->options.sameHost[r] ? full[r] : net[r]));
   }
   impl->endpoints.assign(size, nullptr);
-  impl->options.sameHost.resize(size, false);
   impl->options.pids.resize(size, 0);
   impl->peers.reset(new PeerState[size]);
   for (int r = 0; r < size; ++r) impl->peers[r].worldRank = r;

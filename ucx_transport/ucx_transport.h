@@ -3,7 +3,9 @@
 // ucx_transport.cc.
 //
 // One context and worker per process; worker addresses exchanged once over the world through the
-// Bootstrap; endpoints created on first use and cached by world rank. Messages are tagged with
+// Bootstrap (ranks on this host get the full address, ranks on other hosts the address of the
+// network transports only, so that no shared-memory transport is tried across hosts); endpoints
+// created on first use and cached by world rank. Messages are tagged with
 // (communicator id, algorithm tag, source rank), so communicators and algorithm steps never match
 // each other's messages, and back-to-back collectives match in order (UCX keeps the order of
 // messages on an endpoint). Large messages go by UCX rendezvous, zero-copy where the transports

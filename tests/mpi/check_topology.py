@@ -13,18 +13,19 @@ usage: check_topology.py MPIEXEC LIBRARY PROGRAM NP"""
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
 
-mpiexec, library, program, np_ = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+mpiexec, library, program, np_ = shlex.split(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
 failures = []
 
 
 def launch(*variables):
-    cmd = [mpiexec, "-np", str(np_), "-x", "LD_PRELOAD=" + library]
+    cmd = mpiexec + ["-np", str(np_), "-x", "LD_PRELOAD=" + library]
     for v in variables:
         cmd += ["-x", v]
     print("+", " ".join(cmd + [program]), flush=True)

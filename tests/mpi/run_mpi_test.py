@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -15,7 +16,8 @@ import time
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--mpiexec", required=True)
+    p.add_argument("--mpiexec", required=True,
+                   help="the launcher, with options of its own (split like a shell command)")
     p.add_argument("--library", required=True)
     p.add_argument("--np", type=int, default=2)
     p.add_argument("--env", action="append", default=[], help="NAME=VALUE for every rank")
@@ -63,6 +65,7 @@ def main():
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args()
     command = a.command[1:] if a.command and a.command[0] == "--" else a.command
+    mpiexec = shlex.split(a.mpiexec)
 
     forced = {}
     if a.force_round is not None:
@@ -90,17 +93,17 @@ def main():
             if a.unpreloaded == "first":
                 halves.reverse()
             first = a.np - a.np // 2
-            launch = [a.mpiexec, "-np", str(first)] + halves[0] + command + [":"]
+            launch = mpiexec + ["-np", str(first)] + halves[0] + command + [":"]
             launch += ["-np", str(a.np // 2)] + halves[1] + command
         elif a.mpmd_env:
             first = a.np - a.np // 2
-            launch = [a.mpiexec, "-np", str(first)] + exports + command + [":"]
+            launch = mpiexec + ["-np", str(first)] + exports + command + [":"]
             launch += ["-np", str(a.np // 2)] + exports
             for kv in a.mpmd_env:
                 launch += ["-x", kv]
             launch += command
         else:
-            launch = [a.mpiexec] + a.mpirun_arg + ["-np", str(a.np)] + exports + command
+            launch = mpiexec + a.mpirun_arg + ["-np", str(a.np)] + exports + command
         print("+", " ".join(launch), flush=True)
         run = run_timed(launch, env, a.timeout, a.ends_within[0] if a.ends_within else None)
         if run is None:
