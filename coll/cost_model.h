@@ -28,7 +28,7 @@ struct CallShape {
   bool ordered = false;       // deterministic mode on an order-sensitive reduction: rank order only
   std::size_t shmBuffer = 0;  // bytes of each rank's shared-memory buffer (0: no channel)
   int nodes = 1;              // nodes the team spans
-  int perNode = 0;            // ranks on every node if all nodes have as many, else 0
+  int maxPerNode = 0;         // ranks on the node that holds the most (nodes may differ)
   bool acrossNodes = false;   // the inter-node step of a hierarchical algorithm (selectStep)
 };
 

@@ -119,15 +119,16 @@ constexpr std::array kAlgorithms = {
               },
               true},
     Algorithm{kAllreduce, "hierarchical",
-              "ring reduce-scatter in each node, allreduce of each slice among the same local "
-              "ranks of all nodes (rails in parallel), ring allgather in each node",
+              "reduce-scatter in each node, allreduce of each slice among its owners, one per "
+              "node (in parallel), allgather in each node; nodes may hold different numbers of "
+              "ranks",
               allreduceHierarchical,
               // One cost model for every level cannot weigh the traffic it saves between nodes:
               // chosen by rules only (docs/TUNING.md).
               nullptr,
               [](const CallShape& c) {
-                return c.nodes >= 2 && c.perNode >= 2 &&
-                       c.count >= static_cast<std::size_t>(c.perNode);
+                return c.nodes >= 2 && c.maxPerNode >= 2 &&
+                       c.count >= static_cast<std::size_t>(c.maxPerNode);
               }},
     Algorithm{kAllreduce, "shm",
               "node shared memory: copy in, each rank reduces its slice of all in rank order, "
@@ -168,7 +169,7 @@ constexpr std::array kAlgorithms = {
               "binomial bcast among the root's rail (one copy per node), then within each node "
               "(shared memory, or a binomial tree)",
               bcastHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
-              [](const CallShape& c) { return c.nodes >= 2 && c.perNode >= 2; }},
+              [](const CallShape& c) { return c.nodes >= 2 && c.maxPerNode >= 2; }},
     Algorithm{kBcast, "shm", "node shared memory: the root copies in, every rank copies out",
               bcastShm,
               [](const CallShape& c, const CostModel& m) {
@@ -195,7 +196,7 @@ constexpr std::array kAlgorithms = {
               "the root scatters one buffer per node along its rail, then each node's rank on it "
               "scatters within the node (shared memory, or linear)",
               scatterHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
-              [](const CallShape& c) { return c.nodes >= 2 && c.perNode >= 2; }},
+              [](const CallShape& c) { return c.nodes >= 2 && c.maxPerNode >= 2; }},
     Algorithm{kScatter, "shm", "node shared memory: the root copies every block in",
               scatterShm,
               [](const CallShape& c, const CostModel& m) {
@@ -220,7 +221,7 @@ constexpr std::array kAlgorithms = {
               "each node's rank on the root's rail gathers its node (shared memory, or linear), "
               "then the node buffers go to the root along the rail",
               gatherHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
-              [](const CallShape& c) { return c.nodes >= 2 && c.perNode >= 2; }},
+              [](const CallShape& c) { return c.nodes >= 2 && c.maxPerNode >= 2; }},
     Algorithm{kGather, "shm", "node shared memory: every rank copies in, the root copies out",
               gatherShm,
               [](const CallShape& c, const CostModel& m) {
@@ -285,12 +286,12 @@ constexpr std::array kAlgorithms = {
               },
               nullptr, true},
     Algorithm{kReduce, "hierarchical",
-              "reduce-scatter in each node, binomial reduce of each slice among the same local "
-              "ranks of all nodes towards the root's node (rails in parallel), slices to the root",
+              "reduce-scatter in each node, binomial reduce of each slice among its owners, one "
+              "per node, towards the root's node (in parallel), slices to the root",
               reduceHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
               [](const CallShape& c) {
-                return c.nodes >= 2 && c.perNode >= 2 &&
-                       c.count >= static_cast<std::size_t>(c.perNode);
+                return c.nodes >= 2 && c.maxPerNode >= 2 &&
+                       c.count >= static_cast<std::size_t>(c.maxPerNode);
               }},
     Algorithm{kReduce, "shm",
               "node shared memory: as the shm allreduce, only the root copies out",

@@ -13,7 +13,7 @@ Status ringReduceScatter(const CollArgs& args, Team& team, const RingBlocks& blo
   const bool copy = input != work;
   const auto* in = static_cast<const unsigned char*>(input);
   auto* incoming =
-      static_cast<unsigned char*>(team.scratch.get(0, (blocks.base + 1) * blocks.element));
+      static_cast<unsigned char*>(team.scratch.get(0, blocks.maxElements() * blocks.element));
   const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   for (int k = 0; k < size - 1; ++k) {
     const int sendBlock = blocks.wrap(rank - k - 1), recvBlock = blocks.wrap(rank - k - 2);

@@ -17,17 +17,35 @@
 
 namespace overpass {
 
+// The vector cut into `slices` slices whose sizes differ by at most one element (the first
+// count % slices hold one more), grouped into `size` blocks of consecutive slices: block b holds
+// slices [b slices / size, (b + 1) slices / size), at least one each. By default one slice per
+// block; the hierarchical reductions group the slices of unequal nodes (coll/node_slices.h).
 struct RingBlocks {
-  std::size_t element, base, extra;
-  int size;
+  std::size_t element, base, extra;  // bytes per element; elements per slice, slices with one more
+  int size, slices;
 
-  RingBlocks(const CollArgs& args, int p)
-      : element(args.bytes / args.count), base(args.count / p), extra(args.count % p), size(p) {}
+  RingBlocks(const CollArgs& args, int p, int s = 0)
+      : element(args.bytes / args.count),
+        base(args.count / (s ? s : p)),
+        extra(args.count % (s ? s : p)),
+        size(p),
+        slices(s ? s : p) {}
   int wrap(int b) const { return ((b % size) + size) % size; }
-  std::size_t first(int b) const { return b * base + std::min<std::size_t>(b, extra); }
-  std::size_t elements(int b) const { return base + (static_cast<std::size_t>(b) < extra); }
+  int firstSlice(int b) const {
+    return slices == size ? b : static_cast<int>(static_cast<long long>(b) * slices / size);
+  }
+  std::size_t sliceFirst(int s) const { return s * base + std::min<std::size_t>(s, extra); }
+  std::size_t first(int b) const { return sliceFirst(firstSlice(b)); }
+  std::size_t elements(int b) const { return first(b + 1) - first(b); }
   std::size_t bytes(int b) const { return elements(b) * element; }
   std::size_t offset(int b) const { return first(b) * element; }
+  std::size_t maxElements() const {  // of the largest block
+    if (slices == size) return base + (extra != 0);
+    std::size_t most = 0;
+    for (int b = 0; b < size; ++b) most = std::max(most, elements(b));
+    return most;
+  }
 };
 
 // `input` is the rank's vector; `work` receives it (copied while the first exchange is in

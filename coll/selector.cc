@@ -43,9 +43,10 @@ const std::string_view kDefaultTune =
     "#gather:0-1K:np=2-5:@pmpi#gather:1K-16K:np=3-5:@shm"
     "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-32K:np=3-5:@shm"
     "#alltoall:0-32K:np=3-5:@shm"
-    // Teams over several nodes of equal size: node steps in shared memory, only each rank's
-    // slice between nodes (emulated 2 x 2 over TCP: 1.3-5.5x the flat ring from 64 KiB; over
-    // shared memory between the emulated nodes, at parity). Serves nothing on one node.
+    // Teams over several nodes: node steps in shared memory, only each rank's slice between
+    // nodes (emulated 2 x 2 over TCP: 1.3-5.5x the flat ring from 64 KiB; over shared memory
+    // between the emulated nodes, at parity). Serves nothing on one node. These rules take
+    // unequal nodes (2+1+1, 3+1) too, where they were not measured (docs/TUNING.md).
     "#allreduce:64K-inf:@hierarchical"
     // Likewise bcast from 32 KiB: 1.4-2.2x the flat binomial tree over TCP between emulated
     // nodes (below, the extra node round costs more than it saves).
@@ -121,7 +122,7 @@ const Algorithm& selectStep(const Selector* selector, const CollArgs& args, int 
   shape.count = args.count;
   shape.teamSize = teamSize;
   shape.nodes = teamSize;
-  shape.perNode = 1;
+  shape.maxPerNode = 1;
   shape.acrossNodes = true;
   const Algorithm* chosen = selector->select(shape).algorithm;
   return chosen && !chosen->isPmpi() ? *chosen : fallback;

@@ -43,7 +43,8 @@ struct Team {
   Scratch& scratch;
   ShmChannel* shm = nullptr;           // the team's shared-memory channel, when it shares one node
   const Topology* topology = nullptr;  // which ranks share a node (hierarchical algorithms)
-  ShmChannel* nodeShm = nullptr;       // among this rank's node, in local-rank order
+  ShmChannel* nodeShm = nullptr;       // among this rank's node, in local-rank order (null on a
+                                       // node of one rank)
   // Results larger than this go around the cache when copied out of shared memory
   // (shm/stream_copy.h): this rank's share of its last-level cache.
   std::size_t streamAbove = SIZE_MAX;
@@ -57,12 +58,12 @@ struct Team {
   int size() const { return transport.size(); }
 };
 
-// Whether the team spans two or more nodes holding the same number of ranks, two or more each:
-// where the hierarchical algorithms run their steps (elsewhere they run a flat algorithm).
-inline bool overEqualNodes(const Team& team) {
+// Whether the team spans two or more nodes and some node holds two or more ranks: where the
+// hierarchical algorithms run their steps (elsewhere they run a flat algorithm). The nodes may
+// hold different numbers of ranks; a node of one rank has no node step.
+inline bool overSeveralNodes(const Team& team) {
   const Topology* t = team.topology;
-  return t && t->size() == team.size() && t->nodeCount() >= 2 && t->balanced() &&
-         t->maxRanksPerNode() >= 2;
+  return t && t->size() == team.size() && t->nodeCount() >= 2 && t->maxRanksPerNode() >= 2;
 }
 
 }  // namespace overpass

@@ -165,8 +165,9 @@ void reportNoShm(const std::string& why) {
     OVERPASS_DEBUG("no shared memory for this communicator: %s", why.c_str());
 }
 
-// The node's shared-memory channel: one segment per node of the communicator (when every node
-// holds the same number of ranks, at least 2), among the node's ranks in local-rank order. The
+// The node's shared-memory channel: one segment per node of the communicator that holds 2 ranks
+// or more, sized for that node's ranks and used among them in local-rank order (nodes may hold
+// different numbers of ranks; a node of one rank has no channel and no node step). The
 // node's local rank 0 creates the segment under a name unique to this job, the others attach,
 // every rank of the communicator reports success, and the creators unlink the names at once
 // (nothing is left in /dev/shm however the job ends). Any failure anywhere leaves every rank
@@ -174,21 +175,21 @@ void reportNoShm(const std::string& why) {
 void setUpShm(CommEngine& engine, int rank, int size, int worldRank) {
   const std::size_t buffer = runtime().config.shmBuffer;
   const Topology& topo = engine.topology;
-  if (buffer == 0 || size < 2 || !topo.balanced() || topo.maxRanksPerNode() < 2) return;
-  const int local = topo.localRank(rank), perNode = topo.maxRanksPerNode();
+  if (buffer == 0 || size < 2 || topo.maxRanksPerNode() < 2) return;
+  const int local = topo.localRank(rank), nodeSize = topo.nodeSize(topo.nodeOf(rank));
   MPI_Comm node = engine.dup;
   if (!topo.singleNode()) PMPI_Comm_split(engine.dup, topo.nodeOf(rank), local, &node);
   char name[96] = "";  // empty: the leader could not create the segment
   std::string why;
   const std::string kLimit =
       "this process maps " + std::to_string(kMaxArenas) + " segments, the most it may";
-  if (local == 0) {
+  if (local == 0 && nodeSize >= 2) {
     std::lock_guard lock(gMutex);
     if (gArenas < kMaxArenas) {
       std::random_device random;
       std::snprintf(name, sizeof name, "/overpass-%ld-%u-%08x", static_cast<long>(getpid()),
                     gArenaCounter++, random());
-      engine.arena = ShmArena::create(name, perNode, buffer, &why);
+      engine.arena = ShmArena::create(name, nodeSize, buffer, &why);
       if (engine.arena)
         ++gArenas;
       else
@@ -203,7 +204,7 @@ void setUpShm(CommEngine& engine, int rank, int size, int worldRank) {
     std::lock_guard lock(gMutex);
     if (gArenas < kMaxArenas) {
       engine.arena = ShmArena::attach(name, &why);
-      if (engine.arena && engine.arena->ranks() != perNode) {
+      if (engine.arena && engine.arena->ranks() != nodeSize) {
         why = "the segment was made for another communicator";
         engine.arena.reset();
       }
@@ -213,7 +214,7 @@ void setUpShm(CommEngine& engine, int rank, int size, int worldRank) {
     }
   }
   if (node != engine.dup) PMPI_Comm_free(&node);
-  int mine = engine.arena != nullptr, all = 0;
+  int mine = nodeSize < 2 || engine.arena != nullptr, all = 0;
   PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, engine.dup);
   if (local == 0 && created) ShmArena::unlink(name);
   if (!all) {
@@ -223,12 +224,13 @@ void setUpShm(CommEngine& engine, int rank, int size, int worldRank) {
     engine.arena.reset();
     return;
   }
+  if (!engine.arena) return;  // a node of one rank
   const bool crowded = runtime().job.oversubscribed(worldRank);
   engine.shm =
       std::make_unique<ShmChannel>(*engine.arena, local, static_cast<long>(getpid()),
                                    crowded ? ShmChannel::kSpinsOversubscribed : ShmChannel::kSpins);
   if (const std::size_t l3 = runtime().job.ranks[worldRank].l3Bytes)
-    engine.streamAbove = l3 / perNode;
+    engine.streamAbove = l3 / nodeSize;
 }
 
 // Which transport serves each level of the communicator, for the info log.

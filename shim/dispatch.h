@@ -201,7 +201,7 @@ int dispatchUnguarded(Collective coll, MPI_Comm comm, Call& call) {
       engine && engine->shm && engine->topology.singleNode() ? engine->shm->bufferBytes() : 0;
   if (engine) {
     shape.nodes = engine->topology.nodeCount();
-    shape.perNode = engine->topology.balanced() ? engine->topology.maxRanksPerNode() : 0;
+    shape.maxPerNode = engine->topology.maxRanksPerNode();
   }
   const Algorithm* algorithm = nullptr;
   if (!reason) {

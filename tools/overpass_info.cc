@@ -53,7 +53,8 @@ void printHelp() {
       "                  which algorithm serves which sizes for a team of NP ranks (a whole "
       "number\n"
       "                  from 1 to %d) under this environment's OVERPASS_TUNE and cost model:\n"
-      "                  on one node (the default) or spread over 2 nodes of NP/2 ranks\n"
+      "                  on one node (the default) or spread over 2 nodes (NP/2 ranks each,\n"
+      "                  one more on the first for odd NP)\n"
       "  -h, --help      this help\n\n"
       "Exit status: 0 done; 1 an OVERPASS_* variable of this environment is malformed (the\n"
       "errors are printed); 2 a bad command line.\n",
@@ -99,7 +100,9 @@ void printSelection(const Selector& selector, int ranks, bool deterministic,
   std::printf(
       "# Selection for %d ranks %s%s (size = one rank's contribution in bytes; "
       "reductions of 4-byte floating-point elements)\n",
-      ranks, shmBuffer ? "on one node" : "spread over nodes (2 of NP/2 ranks for even NP >= 4)",
+      ranks,
+      shmBuffer ? "on one node"
+                : "spread over 2 nodes (NP/2 ranks each, rounded up and down; NP >= 3)",
       deterministic ? ", deterministic mode" : "");
   std::printf("# %-20s %-12s %-22s %s\n", "collective", "sizes", "algorithm", "decided by");
   for (std::size_t c = 0; c < kNumCollectives; ++c) {
@@ -117,9 +120,9 @@ void printSelection(const Selector& selector, int ranks, bool deterministic,
       shape.count = isReduction(coll) ? bytes / 4 : bytes;
       shape.teamSize = ranks;
       shape.shmBuffer = shmBuffer;
-      if (!shmBuffer && ranks >= 4 && ranks % 2 == 0) {  // spread: 2 nodes of NP/2 ranks
+      if (!shmBuffer && ranks >= 3) {  // spread: 2 nodes of NP/2 ranks, rounded up and down
         shape.nodes = 2;
-        shape.perNode = ranks / 2;
+        shape.maxPerNode = (ranks + 1) / 2;
       }
       shape.ordered = deterministic && isReduction(coll);
       const Selection s = selector.select(shape);

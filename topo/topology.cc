@@ -50,6 +50,13 @@ Topology Topology::build(std::span<const RankPlace> places) {
   return t;
 }
 
+std::vector<int> Topology::fullRail(int local) const {
+  std::vector<int> rail;
+  rail.reserve(nodes_.size());
+  for (const auto& ranks : nodes_) rail.push_back(ranks[local % ranks.size()]);
+  return rail;
+}
+
 std::string Topology::summary() const {
   std::string out = std::to_string(nodeCount()) + (nodeCount() == 1 ? " node" : " nodes");
   if (balanced_) {

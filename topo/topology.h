@@ -1,7 +1,7 @@
 // The shape of a communicator: which of its ranks share a node, a socket, a NUMA domain; node
-// leaders, local ranks, rails; whether the layout is balanced and contiguous. Built from plain
-// per-rank places, so every rank computes the same Topology without communicating, and tests
-// inject any layout.
+// leaders, local ranks, rails; whether the layout is balanced (every node holds as many ranks)
+// and contiguous. Built from plain per-rank places, so every rank computes the same Topology
+// without communicating, and tests inject any layout.
 #pragma once
 
 #include <span>
@@ -35,11 +35,16 @@ class Topology {
   const std::vector<int>& leaders() const { return leaders_; }
   // rails()[k]: the k-th local rank of every node that has one, in node order.
   const std::vector<std::vector<int>>& rails() const { return rails_; }
+  // One rank of every node, in node order: the one at local rank `local` modulo the node's rank
+  // count. rails()[local] where every node has more than `local` ranks (always when balanced);
+  // on unequal nodes the smaller nodes take part through an earlier local rank.
+  std::vector<int> fullRail(int local) const;
   // Ranks grouped by (node, NUMA node) and (node, socket), each group increasing, groups in the
   // order of their lowest rank.
   const std::vector<std::vector<int>>& numaGroups() const { return numaGroups_; }
   const std::vector<std::vector<int>>& socketGroups() const { return socketGroups_; }
 
+  int nodeSize(int node) const { return static_cast<int>(nodes_[node].size()); }
   int maxRanksPerNode() const { return maxPerNode_; }
   bool balanced() const { return balanced_; }      // every node has the same number of ranks
   bool contiguous() const { return contiguous_; }  // each node's ranks are consecutive

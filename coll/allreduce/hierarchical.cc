@@ -1,84 +1,93 @@
 // Allreduce across nodes in three steps: the ranks of each node reduce-scatter the vector
-// (coll/node_reduce_scatter.h), so that local rank l holds slice l summed over its node; the l-th
-// ranks of all nodes (rail l) allreduce slice l among themselves with a flat algorithm on a
-// SubTransport, every rail in parallel (selected for that many ranks: coll/selector.h,
-// selectStep; by default the ring where it serves, else recursive doubling); the ranks of each
-// node allgather the finished slices. The
-// node steps go through the node's shared memory (chunk by chunk, as the shm allreduce) when the
-// node has a channel, else around a ring on a SubTransport of the node's ranks.
+// (coll/node_reduce_scatter.h), so that each local rank holds its slices (coll/node_slices.h:
+// S slices, S = the most ranks on one node; one per rank on a node of S ranks, several per rank
+// on smaller nodes) summed over its node; the owners of each slice, one per node, allreduce it
+// among themselves with a flat algorithm on a SubTransport, every slice's owners in parallel, a
+// rank that owns several slices taking them in order (selected for that many ranks:
+// coll/selector.h, selectStep; by default the ring where it serves, else recursive doubling);
+// the ranks of each node allgather the finished slices. The node steps go through the node's
+// shared memory (chunk by chunk, as the shm allreduce) when the node has a channel, else around
+// a ring on a SubTransport of the node's ranks; a node of one rank has none.
 //
 // Cost with N nodes of L ranks: node steps 2 (L - 1)(alpha + n/L beta) + (L - 1)/L n gamma inside
 // the nodes; between nodes each rank moves only its slice: 2 (N - 1)/N n/L bytes with the ring
 // (N > 2 and enough elements) or log2 N x n/L with recursive doubling. Flat algorithms send
-// every byte across the network; here the inter-node traffic per node is cut by L.
-// Preconditions: a commutative operation; every node has the same number of ranks L >= 2, N >= 2,
-// count >= L (the registry's serves); anything else runs recursive doubling, which is correct
-// for every call. Every slice is reduced identically on every rank of its rail, then copied:
+// every byte across the network; here the inter-node traffic per node is cut by L. On unequal
+// nodes a rank of a node of L ranks moves S/L slices in S/L steps: its node still sends n bytes
+// across the network in all, in pieces of n/S.
+// Preconditions: a commutative operation; N >= 2, some node holding 2 or more ranks, count >= S
+// (the registry's serves); anything else runs recursive doubling, which is correct for every
+// call. Every slice is reduced identically on every rank that owns it, then copied:
 // bitwise-identical results. Result: recvbuf on every rank.
 #include <algorithm>
 #include <cstring>
 
 #include "coll/algorithms.h"
 #include "coll/node_reduce_scatter.h"
+#include "coll/node_slices.h"
 #include "coll/registry.h"
 #include "coll/ring_allgather.h"
 #include "coll/selector.h"
+#include "common/log.h"
 #include "ucx_transport/sub_transport.h"
 
 namespace overpass {
 
 Status allreduceHierarchical(const CollArgs& args, Team& team) {
   const Topology* topo = team.topology;
-  if (!overEqualNodes(team) || args.count < static_cast<std::size_t>(topo->maxRanksPerNode()))
+  if (!overSeveralNodes(team) || args.count < static_cast<std::size_t>(topo->maxRanksPerNode()))
     return allreduceRecursiveDoubling(args, team);
+  OVERPASS_TRACE("hierarchical allreduce over %s", topo->summary().c_str());
   const int rank = team.rank(), node = topo->nodeOf(rank), local = topo->localRank(rank);
-  const int perNode = topo->maxRanksPerNode();
+  const int nodeSize = topo->nodeSize(node), nodes = topo->nodeCount();
+  const int sliceCount = topo->maxRanksPerNode();
   auto* out = static_cast<unsigned char*>(args.recvbuf);
 
-  const int nodes = topo->nodeCount();
-  SubTransport railTransport(team.transport, topo->rails()[local]);
-  Team railTeam{railTransport, team.scratch};
-  // The slice `n` elements at `at`, in place, among the l-th ranks of every node: an allreduce
-  // of its own, its algorithm selected for `nodes` ranks (by default the ring where it serves,
-  // else recursive doubling).
-  auto acrossNodes = [&](unsigned char* at, std::size_t n) {
+  // Slice `s`, in place, among its owners on every node: an allreduce of its own, its algorithm
+  // selected for `nodes` ranks (by default the ring where it serves, else recursive doubling).
+  const RingBlocks slices(args, sliceCount);
+  auto acrossNodes = [&](int s) {
+    SubTransport ownersTransport(team.transport, sliceOwners(*topo, s, sliceCount));
+    Team owners{ownersTransport, team.scratch};
     CollArgs slice = args;
-    slice.count = n;
-    slice.bytes = n * (args.bytes / args.count);
-    slice.sendbuf = slice.recvbuf = at;
+    slice.count = slices.elements(s);
+    slice.bytes = slices.bytes(s);
+    slice.sendbuf = slice.recvbuf = out + slices.offset(s);
     static const Algorithm& ring = *findAlgorithm(Collective::kAllreduce, "ring");
     static const Algorithm& doubling = *findAlgorithm(Collective::kAllreduce, "recursive_doubling");
-    const bool ringServes = nodes > 2 && n >= static_cast<std::size_t>(nodes);
-    return selectStep(team.selector, slice, nodes, ringServes ? ring : doubling)
-        .run(slice, railTeam);
+    const bool ringServes = nodes > 2 && slice.count >= static_cast<std::size_t>(nodes);
+    return selectStep(team.selector, slice, nodes, ringServes ? ring : doubling).run(slice, owners);
   };
 
-  const RingBlocks slices(args, perNode);  // slice l: the part local rank l reduces and sends
-  OVERPASS_CHECK(nodeReduceScatter(args, team, slices, out));
-  unsigned char* mine = out + slices.offset(local);
-  if (slices.elements(local)) OVERPASS_CHECK(acrossNodes(mine, slices.elements(local)));
+  const RingBlocks blocks(args, nodeSize, sliceCount);  // block l: the slices local rank l owns
+  OVERPASS_CHECK(nodeReduceScatter(args, team, blocks, out));
+  for (int s = blocks.firstSlice(local); s < blocks.firstSlice(local + 1); ++s)
+    OVERPASS_CHECK(acrossNodes(s));
+  if (nodeSize == 1) return Status::kOk;
 
-  if (ShmChannel* channel = nodeChannel(team, slices)) {
-    // Node allgather through shared memory: per round rank l copies the next piece of its slice
+  unsigned char* mine = out + blocks.offset(local);
+  if (ShmChannel* channel = nodeChannel(team, blocks)) {
+    // Node allgather through shared memory: per round rank l copies the next piece of its block
     // in, every rank copies every piece out.
     ShmChannel& ch = *channel;
-    const std::size_t e = slices.element, part = ch.bufferBytes() / e;
-    for (std::size_t first = 0; first < slices.elements(0); first += part) {
+    const std::size_t e = blocks.element, part = ch.bufferBytes() / e;
+    const std::size_t most = blocks.maxElements();
+    for (std::size_t first = 0; first < most; first += part) {
       auto count = [&](int q) {
-        return slices.elements(q) > first ? std::min(part, slices.elements(q) - first) : 0;
+        return blocks.elements(q) > first ? std::min(part, blocks.elements(q) - first) : 0;
       };
       OVERPASS_CHECK(ch.reserve());
       std::memcpy(ch.next(), mine + first * e, count(local) * e);
       OVERPASS_CHECK(ch.sync());
-      for (int q = 0; q < perNode; ++q)
-        if (q != local) std::memcpy(out + slices.offset(q) + first * e, ch.peer(q), count(q) * e);
+      for (int q = 0; q < nodeSize; ++q)
+        if (q != local) std::memcpy(out + blocks.offset(q) + first * e, ch.peer(q), count(q) * e);
     }
     return Status::kOk;
   }
   SubTransport nodeTransport(team.transport, topo->nodeRanks(node));
   Team nodeTeam{nodeTransport, team.scratch};
-  // Node step 2: every finished slice to every rank of the node.
-  return ringAllgather(args, nodeTeam, slices, out);
+  // Node step 2: every finished block to every rank of the node.
+  return ringAllgather(args, nodeTeam, blocks, out);
 }
 
 }  // namespace overpass

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -624,57 +626,124 @@ TEST(DataMovement, EveryAlgorithmOnAMillionElements) {
   }
 }
 
-// perNode x nodes ranks on nodes of consecutive ranks, or dealt round-robin.
-Topology nodesOf(int perNode, int nodes, bool roundRobin) {
-  std::vector<RankPlace> places(perNode * nodes);
-  for (int r = 0; r < perNode * nodes; ++r) places[r].node = roundRobin ? r % nodes : r / perNode;
+// A layout over several nodes: a name and the node of every rank.
+struct Layout {
+  std::string name;
+  Topology topo;
+};
+
+Topology placed(const std::vector<int>& nodes) {
+  std::vector<RankPlace> places;
+  for (int n : nodes) places.push_back({n, -1, -1});
   return Topology::build(places);
 }
 
-// Runs `body` on the ranks of `topo`, each node with its own arena (1 KiB buffers); with
-// `nodeShm` the node steps of the hierarchical algorithms go through it.
-void runOverNodes(const Topology& topo, bool nodeShm, const std::function<void(Team&)>& body) {
+// perNode x nodes ranks on nodes of consecutive ranks, or dealt round-robin.
+Layout nodesOf(int perNode, int nodes, bool roundRobin) {
+  std::vector<int> of(perNode * nodes);
+  for (int r = 0; r < perNode * nodes; ++r) of[r] = roundRobin ? r % nodes : r / perNode;
+  return {std::to_string(perNode) + "x" + std::to_string(nodes) + (roundRobin ? " rr" : ""),
+          placed(of)};
+}
+
+// Nodes holding different numbers of ranks: a node of one rank beside larger ones (2+1+1, 3+1,
+// 1+2: the smallest node first), three sizes (1+3+2), and ranks of a node not consecutive (3+1
+// with rank 1 alone, 2+1+1 round-robin, 4+2+1 scattered).
+std::vector<Layout> unequalLayouts() {
+  return {{"2+1+1", placed({0, 0, 1, 2})},
+          {"3+1", placed({0, 0, 0, 1})},
+          {"1+2", placed({0, 1, 1})},
+          {"1+3+2", placed({0, 1, 1, 1, 2, 2})},
+          {"3+1 rr", placed({0, 1, 0, 0})},
+          {"2+1+1 rr", placed({0, 1, 2, 0})},
+          {"4+2+1 rr", placed({1, 0, 1, 2, 0, 1, 1})}};
+}
+
+// Equal nodes (contiguous and round-robin) as in `sizes`, then the unequal layouts.
+std::vector<Layout> layoutsOver(std::initializer_list<std::pair<int, int>> sizes) {
+  std::vector<Layout> out;
+  for (auto [perNode, nodes] : sizes)
+    for (bool roundRobin : {false, true}) out.push_back(nodesOf(perNode, nodes, roundRobin));
+  for (Layout& l : unequalLayouts()) out.push_back(std::move(l));
+  return out;
+}
+
+// Counts the bytes each node sends to other nodes (the sends of `inner` to a rank of another
+// node): where the hierarchical steps run, each node's traffic between nodes is what their plan
+// says, while a flat algorithm sends more.
+class CountingTransport final : public Transport {
+ public:
+  CountingTransport(Transport& inner, const Topology& topo, std::atomic<std::size_t>* acrossFrom)
+      : inner_(inner), topo_(topo), acrossFrom_(acrossFrom) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  Status start(std::span<const P2POp> ops, int tag, Request* request) override {
+    const int node = topo_.nodeOf(rank());
+    for (const P2POp& op : ops)
+      if (op.kind == P2POp::Kind::kSend && topo_.nodeOf(op.peer) != node)
+        acrossFrom_[node] += op.bytes;
+    return inner_.start(ops, tag, request);
+  }
+  Status test(Request& request, bool* done) override { return inner_.test(request, done); }
+  Status wait(Request& request) override { return inner_.wait(request); }
+
+ private:
+  Transport& inner_;
+  const Topology& topo_;
+  std::atomic<std::size_t>* acrossFrom_;
+};
+
+// Runs `body` on the ranks of `topo`, each node of two or more ranks with its own arena sized for
+// its ranks (1 KiB buffers), as the shim sets them up; with `nodeShm` the node steps of the
+// hierarchical algorithms go through it (a node of one rank has none). With `acrossFrom` (one
+// counter per node), the bytes each node sends to other nodes are counted there.
+void runOverNodes(const Topology& topo, bool nodeShm, const std::function<void(Team&)>& body,
+                  std::atomic<std::size_t>* acrossFrom = nullptr) {
   std::vector<std::unique_ptr<ShmArena>> arenas;
   for (int j = 0; j < topo.nodeCount(); ++j)
-    arenas.push_back(ShmArena::anonymous(topo.maxRanksPerNode(), 1024));
+    arenas.push_back(topo.nodeSize(j) >= 2 ? ShmArena::anonymous(topo.nodeSize(j), 1024) : nullptr);
   runTeam(topo.size(), [&](Team& team) {
-    team.topology = &topo;
-    ShmChannel channel(*arenas[topo.nodeOf(team.rank())], topo.localRank(team.rank()),
-                       static_cast<long>(getpid()));
-    if (nodeShm) team.nodeShm = &channel;
-    body(team);
+    const int r = team.rank();
+    std::optional<ShmChannel> channel;
+    if (ShmArena* arena = arenas[topo.nodeOf(r)].get())
+      channel.emplace(*arena, topo.localRank(r), static_cast<long>(getpid()));
+    std::optional<CountingTransport> counting;
+    if (acrossFrom) counting.emplace(team.transport, topo, acrossFrom);
+    Team over{counting ? *counting : team.transport, team.scratch, team.shm};
+    over.streamAbove = team.streamAbove;
+    over.topology = &topo;
+    if (nodeShm && channel) over.nodeShm = &*channel;
+    body(over);
   });
 }
 
-// The hierarchical allreduce on teams spread over nodes (contiguous and round-robin layouts),
-// where its three sub-group steps run (elsewhere it is recursive doubling).
+// The hierarchical allreduce on teams spread over nodes, equal and unequal, contiguous and
+// round-robin, where its three sub-group steps run (elsewhere it is recursive doubling).
 TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
   const Algorithm& alg = *findAlgorithm(Collective::kAllreduce, "hierarchical");
-  for (auto [perNode, nodes] : {std::pair{2, 2}, {2, 3}, {3, 2}, {4, 2}, {2, 4}, {3, 3}})
-    for (bool roundRobin : {false, true}) {
-      const int p = perNode * nodes;
-      const Topology topo = nodesOf(perNode, nodes, roundRobin);
-      for (std::size_t n : {static_cast<std::size_t>(perNode), std::size_t{7}, std::size_t{1001},
-                            std::size_t{1} << 16})
-        for (int variant = 0; variant < 4; ++variant) {
-          const bool inPlace = variant % 2, nodeShm = variant / 2;
-          const auto expected = sumOver(p, n);
-          runOverNodes(topo, nodeShm, [&](Team& team) {
-            auto in = data(team.rank(), n);
-            std::vector<std::int32_t> out(n, -7);
-            if (inPlace) out = in;
-            CollArgs a = reductionArgs(Collective::kAllreduce, n);
-            a.sendbuf = inPlace ? out.data() : in.data();
-            a.recvbuf = out.data();
-            ASSERT_EQ(alg.run(a, team), Status::kOk);
-            EXPECT_EQ(out, expected)
-                << perNode << "x" << nodes << (roundRobin ? " rr" : "") << (nodeShm ? " shm" : "")
-                << " n=" << n << " rank " << team.rank();
-          });
-        }
+  for (const Layout& layout : layoutsOver({{2, 2}, {2, 3}, {3, 2}, {4, 2}, {2, 4}, {3, 3}})) {
+    const Topology& topo = layout.topo;
+    const int p = topo.size();
+    for (std::size_t n : {static_cast<std::size_t>(topo.maxRanksPerNode()), std::size_t{7},
+                          std::size_t{1001}, std::size_t{1} << 16})
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool inPlace = variant % 2, nodeShm = variant / 2;
+        const auto expected = sumOver(p, n);
+        runOverNodes(topo, nodeShm, [&](Team& team) {
+          auto in = data(team.rank(), n);
+          std::vector<std::int32_t> out(n, -7);
+          if (inPlace) out = in;
+          CollArgs a = reductionArgs(Collective::kAllreduce, n);
+          a.sendbuf = inPlace ? out.data() : in.data();
+          a.recvbuf = out.data();
+          ASSERT_EQ(alg.run(a, team), Status::kOk);
+          EXPECT_EQ(out, expected)
+              << layout.name << (nodeShm ? " shm" : "") << " n=" << n << " rank " << team.rank();
+        });
+      }
+    for (bool nodeShm : {false, true}) {
       std::vector<std::vector<double>> results(p);
-      runTeam(p, [&](Team& team) {
-        team.topology = &topo;
+      runOverNodes(topo, nodeShm, [&](Team& team) {
         std::mt19937_64 gen(team.rank() + 11);
         std::uniform_real_distribution<double> dist(-1, 1);
         std::vector<double> in(999), out(999);
@@ -689,108 +758,175 @@ TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
         ASSERT_EQ(alg.run(a, team), Status::kOk);
         results[team.rank()] = out;
       });
-      for (int r = 1; r < p; ++r) EXPECT_EQ(results[r], results[0]) << "rank " << r;
+      for (int r = 1; r < p; ++r) EXPECT_EQ(results[r], results[0]) << layout.name << " rank " << r;
     }
+  }
 }
 
 TEST(Hierarchical, ReduceOverNodesToEveryRoot) {
   const Algorithm& alg = *findAlgorithm(Collective::kReduce, "hierarchical");
-  for (auto [perNode, nodes] : {std::pair{2, 2}, {3, 2}, {2, 3}})
-    for (bool roundRobin : {false, true}) {
-      const int p = perNode * nodes;
-      const Topology topo = nodesOf(perNode, nodes, roundRobin);
-      for (std::size_t n :
-           {static_cast<std::size_t>(perNode), std::size_t{1001}, std::size_t{70000}})
-        for (int root = 0; root < p; ++root)
-          for (int variant = 0; variant < 4; ++variant) {
-            const bool inPlace = variant % 2, nodeShm = variant / 2;
-            const auto expected = sumOver(p, n);
-            runOverNodes(topo, nodeShm, [&](Team& team) {
-              const bool isRoot = team.rank() == root;
-              auto in = data(team.rank(), n);
-              const auto untouched = std::vector<std::int32_t>(n, -7);
-              std::vector<std::int32_t> out = inPlace && isRoot ? in : untouched;
-              CollArgs a = reductionArgs(Collective::kReduce, n);
-              a.sendbuf = inPlace && isRoot ? out.data() : in.data();
-              a.recvbuf = out.data();
-              a.root = root;
-              ASSERT_EQ(alg.run(a, team), Status::kOk);
-              EXPECT_EQ(out, isRoot ? expected : untouched)
-                  << perNode << "x" << nodes << (roundRobin ? " rr" : "") << (nodeShm ? " shm" : "")
-                  << " n=" << n << " root " << root << " rank " << team.rank();
-            });
-          }
-    }
+  for (const Layout& layout : layoutsOver({{2, 2}, {3, 2}, {2, 3}})) {
+    const Topology& topo = layout.topo;
+    const int p = topo.size();
+    for (std::size_t n :
+         {static_cast<std::size_t>(topo.maxRanksPerNode()), std::size_t{1001}, std::size_t{70000}})
+      for (int root = 0; root < p; ++root)
+        for (int variant = 0; variant < 4; ++variant) {
+          const bool inPlace = variant % 2, nodeShm = variant / 2;
+          const auto expected = sumOver(p, n);
+          runOverNodes(topo, nodeShm, [&](Team& team) {
+            const bool isRoot = team.rank() == root;
+            auto in = data(team.rank(), n);
+            const auto untouched = std::vector<std::int32_t>(n, -7);
+            std::vector<std::int32_t> out = inPlace && isRoot ? in : untouched;
+            CollArgs a = reductionArgs(Collective::kReduce, n);
+            a.sendbuf = inPlace && isRoot ? out.data() : in.data();
+            a.recvbuf = out.data();
+            a.root = root;
+            ASSERT_EQ(alg.run(a, team), Status::kOk);
+            EXPECT_EQ(out, isRoot ? expected : untouched)
+                << layout.name << (nodeShm ? " shm" : "") << " n=" << n << " root " << root
+                << " rank " << team.rank();
+          });
+        }
+  }
 }
 
 // Gather and scatter over nodes: every block in its place whatever the layout and the root.
 TEST(Hierarchical, GatherAndScatterOverNodesForEveryRoot) {
   const Algorithm& gather = *findAlgorithm(Collective::kGather, "hierarchical");
   const Algorithm& scatter = *findAlgorithm(Collective::kScatter, "hierarchical");
-  for (auto [perNode, nodes] : {std::pair{2, 2}, {3, 2}, {2, 3}})
-    for (bool roundRobin : {false, true}) {
-      const int p = perNode * nodes;
-      const Topology topo = nodesOf(perNode, nodes, roundRobin);
-      for (std::size_t n : {std::size_t{1}, std::size_t{1001}})
-        for (int root = 0; root < p; ++root)
-          for (bool nodeShm : {false, true}) {
-            const std::string where = std::to_string(perNode) + "x" + std::to_string(nodes) +
-                                      (roundRobin ? " rr" : "") + (nodeShm ? " shm" : "") +
-                                      " n=" + std::to_string(n) + " root " + std::to_string(root);
-            std::vector<std::int32_t> all;  // block r = data(r, n)
-            for (int r = 0; r < p; ++r) {
-              const auto block = data(r, n);
-              all.insert(all.end(), block.begin(), block.end());
-            }
-            runOverNodes(topo, nodeShm, [&](Team& team) {
-              const int r = team.rank();
-              auto mine = data(r, n);
-              std::vector<std::int32_t> gathered(r == root ? n * p : 0, -7);
-              CollArgs g;
-              g.coll = Collective::kGather;
-              g.sendbuf = mine.data();
-              g.recvbuf = gathered.data();
-              g.bytes = n * sizeof(std::int32_t);
-              g.root = root;
-              ASSERT_EQ(gather.run(g, team), Status::kOk);
-              if (r == root) {
-                EXPECT_EQ(gathered, all) << "gather " << where;
-              }
-              std::vector<std::int32_t> got(n, -7);
-              CollArgs s = g;
-              s.coll = Collective::kScatter;
-              s.sendbuf = r == root ? all.data() : nullptr;
-              s.recvbuf = got.data();
-              ASSERT_EQ(scatter.run(s, team), Status::kOk);
-              EXPECT_EQ(got, mine) << "scatter " << where << " rank " << r;
-            });
+  for (const Layout& layout : layoutsOver({{2, 2}, {3, 2}, {2, 3}})) {
+    const Topology& topo = layout.topo;
+    const int p = topo.size();
+    for (std::size_t n : {std::size_t{1}, std::size_t{1001}})
+      for (int root = 0; root < p; ++root)
+        for (int variant = 0; variant < 4; ++variant) {
+          const bool inPlace = variant % 2, nodeShm = variant / 2;
+          const std::string where = layout.name + (nodeShm ? " shm" : "") +
+                                    (inPlace ? " in place" : "") + " n=" + std::to_string(n) +
+                                    " root " + std::to_string(root);
+          std::vector<std::int32_t> all;  // block r = data(r, n)
+          for (int r = 0; r < p; ++r) {
+            const auto block = data(r, n);
+            all.insert(all.end(), block.begin(), block.end());
           }
-    }
+          runOverNodes(topo, nodeShm, [&](Team& team) {
+            const int r = team.rank();
+            const bool isRoot = r == root;
+            auto mine = data(r, n);
+            std::vector<std::int32_t> gathered(isRoot ? n * p : 0, -7);
+            // In place: the root's block is already at its place in recvbuf.
+            if (isRoot && inPlace) std::copy(mine.begin(), mine.end(), gathered.begin() + r * n);
+            CollArgs g;
+            g.coll = Collective::kGather;
+            g.sendbuf = isRoot && inPlace ? gathered.data() + r * n : mine.data();
+            g.recvbuf = gathered.data();
+            g.bytes = n * sizeof(std::int32_t);
+            g.root = root;
+            ASSERT_EQ(gather.run(g, team), Status::kOk);
+            if (isRoot) {
+              EXPECT_EQ(gathered, all) << "gather " << where;
+            }
+            std::vector<std::int32_t> source = isRoot ? all : std::vector<std::int32_t>{};
+            std::vector<std::int32_t> got(n, -7);
+            CollArgs s = g;
+            s.coll = Collective::kScatter;
+            s.sendbuf = isRoot ? source.data() : nullptr;
+            // In place: the root's block stays where it is in sendbuf.
+            s.recvbuf = isRoot && inPlace ? source.data() + r * n : got.data();
+            ASSERT_EQ(scatter.run(s, team), Status::kOk);
+            if (isRoot && inPlace) {
+              EXPECT_EQ(source, all) << "scatter " << where;
+            } else {
+              EXPECT_EQ(got, mine) << "scatter " << where << " rank " << r;
+            }
+          });
+        }
+  }
 }
 
 TEST(Hierarchical, BcastOverNodesFromEveryRoot) {
   const Algorithm& alg = *findAlgorithm(Collective::kBcast, "hierarchical");
-  for (auto [perNode, nodes] : {std::pair{2, 2}, {3, 2}, {2, 3}})
-    for (bool roundRobin : {false, true}) {
-      const int p = perNode * nodes;
-      const Topology topo = nodesOf(perNode, nodes, roundRobin);
-      for (std::size_t n : {std::size_t{1}, std::size_t{1001}, std::size_t{70000}})
-        for (int root = 0; root < p; ++root)
-          for (bool nodeShm : {false, true}) {
-            const auto expected = data(root, n);
-            runOverNodes(topo, nodeShm, [&](Team& team) {
-              std::vector<std::int32_t> buf =
-                  team.rank() == root ? expected : std::vector<std::int32_t>(n, -7);
-              CollArgs a;
-              a.coll = Collective::kBcast;
-              a.recvbuf = buf.data();
-              a.bytes = n * sizeof(std::int32_t);
+  for (const Layout& layout : layoutsOver({{2, 2}, {3, 2}, {2, 3}})) {
+    const Topology& topo = layout.topo;
+    const int p = topo.size();
+    for (std::size_t n : {std::size_t{1}, std::size_t{1001}, std::size_t{70000}})
+      for (int root = 0; root < p; ++root)
+        for (bool nodeShm : {false, true}) {
+          const auto expected = data(root, n);
+          runOverNodes(topo, nodeShm, [&](Team& team) {
+            std::vector<std::int32_t> buf =
+                team.rank() == root ? expected : std::vector<std::int32_t>(n, -7);
+            CollArgs a;
+            a.coll = Collective::kBcast;
+            a.recvbuf = buf.data();
+            a.bytes = n * sizeof(std::int32_t);
+            a.root = root;
+            ASSERT_EQ(alg.run(a, team), Status::kOk);
+            EXPECT_TRUE(buf == expected)
+                << layout.name << " root " << root << (nodeShm ? " shm" : "") << " n=" << n;
+          });
+        }
+  }
+}
+
+// Proof that the hierarchical steps run on unequal nodes (not the flat algorithm each falls back
+// to): over two nodes, whatever their sizes, the bytes each node sends to the other are those of
+// the plan. Allreduce: one copy of the vector each way (each slice once, from its owner). Reduce:
+// the vector from the root's other node, nothing towards it. Bcast: the message once from the
+// root's node. Gather and scatter: the other node's blocks, once. The flat algorithms send more
+// (checked for the allreduce's fallback, recursive doubling, on 3+1, so that the check can fail).
+TEST(Hierarchical, OverTwoUnequalNodesEachNodeSendsWhatThePlanSays) {
+  const Algorithm& allreduce = *findAlgorithm(Collective::kAllreduce, "hierarchical");
+  const Algorithm& flat = *findAlgorithm(Collective::kAllreduce, "recursive_doubling");
+  const Algorithm& reduce = *findAlgorithm(Collective::kReduce, "hierarchical");
+  const Algorithm& bcast = *findAlgorithm(Collective::kBcast, "hierarchical");
+  const Algorithm& gather = *findAlgorithm(Collective::kGather, "hierarchical");
+  const Algorithm& scatter = *findAlgorithm(Collective::kScatter, "hierarchical");
+  const std::size_t n = 999;
+  const std::size_t bytes = n * sizeof(std::int32_t);
+  for (const Layout& layout :
+       {Layout{"3+1", placed({0, 0, 0, 1})}, Layout{"1+2", placed({0, 1, 1})},
+        Layout{"3+1 rr", placed({0, 1, 0, 0})}, Layout{"2+3 rr", placed({0, 1, 0, 1, 1})}})
+    for (bool nodeShm : {false, true}) {
+      const Topology& topo = layout.topo;
+      const std::string where = layout.name + (nodeShm ? " shm" : "");
+      auto across = [&](const Algorithm& alg, int root) {
+        std::atomic<std::size_t> from[2] = {0, 0};
+        runOverNodes(
+            topo, nodeShm,
+            [&](Team& team) {
+              const int r = team.rank();
+              auto in = data(r, n);
+              std::vector<std::int32_t> out(n * topo.size(), -7), all(n * topo.size(), 1);
+              CollArgs a = reductionArgs(alg.coll, n);
               a.root = root;
+              a.sendbuf = alg.coll == Collective::kScatter ? all.data() : in.data();
+              a.recvbuf = alg.coll == Collective::kBcast ? in.data() : out.data();
               ASSERT_EQ(alg.run(a, team), Status::kOk);
-              EXPECT_TRUE(buf == expected) << perNode << "x" << nodes << " root " << root
-                                           << (nodeShm ? " shm" : "") << " n=" << n;
-            });
-          }
+            },
+            from);
+        return std::pair<std::size_t, std::size_t>{from[0], from[1]};
+      };
+      EXPECT_EQ(across(allreduce, 0), std::pair(bytes, bytes)) << where;
+      // On 3+1, both exchanges of recursive doubling leave the node of one rank: 2n bytes.
+      if (topo.size() == 4) {
+        EXPECT_NE(across(flat, 0), std::pair(bytes, bytes)) << where;
+      }
+      for (int root = 0; root < topo.size(); ++root) {
+        const int rootNode = topo.nodeOf(root), other = 1 - rootNode;
+        const std::size_t otherBlocks = topo.nodeSize(other) * bytes;
+        auto expect = [&](std::size_t fromRootNode, std::size_t fromOther) {
+          return rootNode == 0 ? std::pair(fromRootNode, fromOther)
+                               : std::pair(fromOther, fromRootNode);
+        };
+        const std::string at = where + " root " + std::to_string(root);
+        EXPECT_EQ(across(reduce, root), expect(0, bytes)) << "reduce " << at;
+        EXPECT_EQ(across(bcast, root), expect(bytes, 0)) << "bcast " << at;
+        EXPECT_EQ(across(gather, root), expect(0, otherBlocks)) << "gather " << at;
+        EXPECT_EQ(across(scatter, root), expect(otherBlocks, 0)) << "scatter " << at;
+      }
     }
 }
 

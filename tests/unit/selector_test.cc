@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 namespace overpass {
 namespace {
@@ -169,6 +170,36 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 512, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kReduce, 4096, 3), "shm");
   EXPECT_EQ(onOneNode(Collective::kReduce, 64 << 10, 3), "binomial");
+}
+
+// The built-in rules take the hierarchical algorithms over several nodes whether or not the
+// nodes hold as many ranks (2+1+1, 3+1: the shape carries the most ranks on one node), but not
+// where every node holds one rank (nothing to do inside a node) or a reduction has fewer
+// elements than the largest node has ranks.
+TEST(Selector, HierarchicalServesUnequalNodes) {
+  const Selector s = selectorWith({});
+  auto over = [&](Collective coll, std::size_t bytes, int p, int nodes, int maxPerNode) {
+    CallShape call = shape(coll, bytes, p);
+    call.nodes = nodes;
+    call.maxPerNode = maxPerNode;
+    return std::string(s.select(call).algorithm->name);
+  };
+  for (auto [p, nodes, most] : {std::tuple{4, 3, 2}, {4, 2, 3}, {3, 2, 2}, {4, 2, 2}}) {
+    EXPECT_EQ(over(Collective::kAllreduce, 1 << 20, p, nodes, most), "hierarchical");
+    EXPECT_EQ(over(Collective::kBcast, 1 << 20, p, nodes, most), "hierarchical");
+    EXPECT_EQ(over(Collective::kReduce, 1 << 20, p, nodes, most), "hierarchical");
+    EXPECT_EQ(over(Collective::kGather, 16 << 10, p, nodes, most), "hierarchical");
+    EXPECT_EQ(over(Collective::kScatter, 16 << 10, p, nodes, most), "hierarchical");
+  }
+  EXPECT_NE(over(Collective::kAllreduce, 1 << 20, 4, 4, 1), "hierarchical");
+  EXPECT_NE(over(Collective::kBcast, 1 << 20, 4, 1, 4), "hierarchical");
+  const Algorithm& hierarchical = *findAlgorithm(Collective::kAllreduce, "hierarchical");
+  CallShape few = shape(Collective::kAllreduce, 8, 4);  // 2 elements, a node of 3 ranks
+  few.nodes = 2;
+  few.maxPerNode = 3;
+  EXPECT_FALSE(hierarchical.canServe(few));
+  few.maxPerNode = 2;
+  EXPECT_TRUE(hierarchical.canServe(few));
 }
 
 TEST(Selector, LaterRulesWinAndForcedVariablesWinOverTune) {

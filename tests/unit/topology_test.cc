@@ -47,6 +47,30 @@ TEST(Topology, UnbalancedThreePlusFive) {
   EXPECT_EQ(t.summary(), "2 nodes: 3+5 ranks (unbalanced, contiguous)");
 }
 
+// Nodes of different sizes, a node of one rank among them (2+1+1): every node is on every full
+// rail, the smaller ones through an earlier local rank; the rails of Topology::rails() skip them.
+TEST(Topology, UnequalNodesFullRailsReachEveryNode) {
+  const Topology t = fromNodes({0, 0, 1, 2});
+  EXPECT_EQ(t.nodes(), (Groups{{0, 1}, {2}, {3}}));
+  EXPECT_EQ(t.nodeSize(0), 2);
+  EXPECT_EQ(t.nodeSize(2), 1);
+  EXPECT_EQ(t.rails(), (Groups{{0, 2, 3}, {1}}));
+  EXPECT_EQ(t.fullRail(0), (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(t.fullRail(1), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(t.summary(), "3 nodes: 2+1+1 ranks (unbalanced, contiguous)");
+  // 3+1 with the lone rank inside (not contiguous), and 4+2+1 scattered: local rank k modulo
+  // each node's size.
+  const Topology u = fromNodes({0, 1, 0, 0});
+  EXPECT_EQ(u.fullRail(2), (std::vector<int>{3, 1}));
+  const Topology v = fromNodes({1, 0, 1, 2, 0, 1, 1});
+  EXPECT_EQ(v.nodes(), (Groups{{0, 2, 5, 6}, {1, 4}, {3}}));
+  EXPECT_EQ(v.fullRail(3), (std::vector<int>{6, 4, 3}));
+  EXPECT_EQ(v.fullRail(2), (std::vector<int>{5, 1, 3}));
+  // Balanced: the full rails are the rails.
+  const Topology w = fromNodes({0, 1, 2, 0, 1, 2});
+  for (int k = 0; k < 2; ++k) EXPECT_EQ(w.fullRail(k), w.rails()[k]);
+}
+
 TEST(Topology, RoundRobinPlacement) {
   const Topology t = fromNodes({0, 1, 2, 0, 1, 2});
   EXPECT_EQ(t.nodes(), (Groups{{0, 3}, {1, 4}, {2, 5}}));
