@@ -78,6 +78,7 @@ struct State {
   int myIndex = -1;
   std::vector<int> boardIndex;
   std::vector<long> pids;
+  std::vector<std::string> hosts;  // by world rank
 };
 
 State& state() {
@@ -111,6 +112,24 @@ Slot* threadSlot() {
                   kSlots);
   tOwner.warned = true;
   return nullptr;
+}
+
+// "host1 (world ranks 2-3), host2 (world rank 4)": sorted world ranks grouped by their host, in
+// the order of each host's first rank; ranks outside the world (spawned) last.
+std::string byHost(const std::vector<int>& ranks, const std::vector<std::string>& hosts) {
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (int w : ranks) {
+    const std::string host =
+        w >= 0 && w < static_cast<int>(hosts.size()) ? hosts[w] : "not of this world";
+    auto g = std::find_if(groups.begin(), groups.end(), [&](auto& x) { return x.first == host; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {host, {}});
+    g->second.push_back(w);
+  }
+  std::string out;
+  for (const auto& [host, members] : groups)
+    out += (out.empty() ? "" : ", ") + host + " (world rank" + (members.size() > 1 ? "s " : " ") +
+           rankRanges(members) + ")";
+  return out;
 }
 
 std::string whatName(int what) {
@@ -250,12 +269,17 @@ void armExitTimer() {
     if (!waiting.empty())
       OVERPASS_ERROR("OVERPASS_TIMEOUT:   waiting in this call too: world ranks %s",
                      rankRanges(waiting).c_str());
-    if (!elsewhere.empty())
-      OVERPASS_ERROR("OVERPASS_TIMEOUT:   %s: world ranks %s",
-                     board ? "on other hosts, not visible from here (their watchdogs report "
-                             "what they see; those that report this call are waiting too)"
-                           : "not visible (no progress board on this rank)",
-                     rankRanges(elsewhere).c_str());
+    if (!elsewhere.empty() && board)
+      OVERPASS_ERROR(
+          "OVERPASS_TIMEOUT:   not heard from here, on other hosts: %s (their "
+          "watchdogs report what they see; those that report this call are waiting "
+          "too)",
+          byHost(elsewhere, s.hosts).c_str());
+    else if (!elsewhere.empty())
+      OVERPASS_ERROR(
+          "OVERPASS_TIMEOUT:   not visible (no progress board on this rank): world "
+          "ranks %s",
+          rankRanges(elsewhere).c_str());
   } else {
     OVERPASS_ERROR("OVERPASS_TIMEOUT:   (the peers' states: in world rank %d's report)",
                    waiting.front());
@@ -451,6 +475,8 @@ void attachProgressBoard(bool watching, Bootstrap& bootstrap) {
   s.board = std::make_unique<ProgressBoard>(std::move(arena));
   s.boardIndex = std::move(boardIndex);
   s.pids = std::move(pids);
+  s.hosts.clear();
+  for (const Hello& h : all) s.hosts.emplace_back(h.host, strnlen(h.host, sizeof h.host));
   s.myIndex = s.boardIndex[rank];
   BoardRecord r;
   r.pid = s.pid;

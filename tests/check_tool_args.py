@@ -16,7 +16,7 @@ import tempfile
 import time
 
 STAND_INS = ["cmake", "apt-get", "sudo", "dpkg-query", "nvidia-smi", "nvcc", "mpirun", "mpiexec",
-             "make", "ninja"]
+             "make", "ninja", "ip", "tc", "nsenter", "unshare", "ping", "setsid"]
 
 failures = []
 
@@ -214,6 +214,31 @@ def main():
         check_help([gpu, "--help"], ["BUILD_DIRECTORY", "nvidia-smi"], sandbox, marks)
         check_bad([gpu, "-x"], ["'-x'"], sandbox, marks)
         check_bad([gpu, "a", "b"], ["'b'"], sandbox, marks)
+
+        # the rig of several hosts (nothing may be created or launched on a bad argument)
+        cluster = os.path.join(scripts, "netns-cluster")
+        for h in ["--help", "-h"]:
+            check_help([cluster, h], ["up N", "--rate", "--ranks-per-host", "down", "status",
+                                      "check", "NETNS_RIG", "netem", "198.18"], sandbox, marks)
+        for args, names in [([], ["no command"]), (["bogus"], ["'bogus'"]),
+                            (["up"], ["number of hosts"]), (["up", "0"], ["'0'"]),
+                            (["up", "65"], ["'65'"]), (["up", "2", "--rate", "fast"], ["'fast'"]),
+                            (["up", "2", "--rate"], ["--rate"]),
+                            (["up", "2", "--ranks-per-host", "2,x"], ["'2,x'"]),
+                            (["up", "3", "--ranks-per-host", "2,1"], ["2 hosts, not 3"]),
+                            (["up", "2", "--bogus"], ["'--bogus'"]),
+                            (["down", "x"], ["down takes no arguments"])]:
+            check_bad([cluster] + args, names, sandbox, marks)
+        netrun = os.path.join(scripts, "netns-run")
+        for h in ["--help", "-h"]:
+            check_help([netrun, h], ["--no-overpass", "-np", "OVERPASS_", "netns-agent",
+                                     "mpi_yield_when_idle"], sandbox, marks)
+        check_bad([netrun], ["nothing to run"], sandbox, marks)
+        agent = os.path.join(scripts, "netns-agent")
+        check_help([agent, "--help"], ["HOST COMMAND", "plm_rsh_agent"], sandbox, marks)
+        check_bad([agent], ["HOST"], sandbox, marks)
+        check_bad([agent, "-z", "host0", "true"], ["'-z'"], sandbox, marks)
+        check_bad([agent, "elsewhere", "true"], ["'elsewhere'"], sandbox, marks)
 
         deps = os.path.join(scripts, "install-deps")
         check_help([deps, "--help"], ["apt-get", "dpkg-query"], sandbox, marks)

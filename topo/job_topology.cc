@@ -14,9 +14,16 @@ namespace {
 using nlohmann::ordered_json;
 
 ordered_json localityJson(const Locality& l) {
-  return {{"hostname", l.hostname}, {"numa", l.numa},        {"socket", l.socket},
-          {"cpuset", l.cpuset},     {"bound", l.bound},      {"node_cores", l.nodeCores},
-          {"pid", l.pid},           {"l3_bytes", l.l3Bytes}, {"gpus", l.gpus},
+  return {{"hostname", l.hostname},
+          {"machine", l.machine},
+          {"numa", l.numa},
+          {"socket", l.socket},
+          {"cpuset", l.cpuset},
+          {"bound", l.bound},
+          {"node_cores", l.nodeCores},
+          {"pid", l.pid},
+          {"l3_bytes", l.l3Bytes},
+          {"gpus", l.gpus},
           {"nics", l.nics}};
 }
 
@@ -104,13 +111,14 @@ bool localityFrom(const nlohmann::json& j, const std::string& where, Locality* l
                   std::string* problem) {
   FieldReader read(j, where, problem);
   std::int64_t l3Bytes = 0;
-  const bool ok =
-      read.text("hostname", &l->hostname) && read.integer("numa", -1, kMaxInt, &l->numa) &&
-      read.integer("socket", -1, kMaxInt, &l->socket) && read.text("cpuset", &l->cpuset) &&
-      read.boolean("bound", &l->bound) && read.integer("node_cores", 0, kMaxInt, &l->nodeCores) &&
-      read.integer("pid", 0, kMaxInt, &l->pid) &&
-      read.integer("l3_bytes", std::int64_t{0}, std::int64_t{1} << 50, &l3Bytes) &&
-      read.texts("gpus", &l->gpus) && read.texts("nics", &l->nics);
+  const bool ok = read.text("hostname", &l->hostname) && read.text("machine", &l->machine) &&
+                  read.integer("numa", -1, kMaxInt, &l->numa) &&
+                  read.integer("socket", -1, kMaxInt, &l->socket) &&
+                  read.text("cpuset", &l->cpuset) && read.boolean("bound", &l->bound) &&
+                  read.integer("node_cores", 0, kMaxInt, &l->nodeCores) &&
+                  read.integer("pid", 0, kMaxInt, &l->pid) &&
+                  read.integer("l3_bytes", std::int64_t{0}, std::int64_t{1} << 50, &l3Bytes) &&
+                  read.texts("gpus", &l->gpus) && read.texts("nics", &l->nics);
   l->l3Bytes = clampCacheBytes(static_cast<std::size_t>(l3Bytes));
   return ok;
 }
@@ -132,9 +140,12 @@ Topology JobTopology::world() const {
 
 bool JobTopology::oversubscribed(int worldRank) const {
   const Locality& me = ranks[worldRank];
-  const auto onMyHost = std::count_if(ranks.begin(), ranks.end(),
-                                      [&](const Locality& l) { return l.hostname == me.hostname; });
-  return me.nodeCores > 0 && onMyHost > me.nodeCores;
+  const auto sameMachine = [&](const Locality& l) {
+    return me.machine.empty() || l.machine.empty() ? l.hostname == me.hostname
+                                                   : l.machine == me.machine;
+  };
+  const auto onMyMachine = std::count_if(ranks.begin(), ranks.end(), sameMachine);
+  return me.nodeCores > 0 && onMyMachine > me.nodeCores;
 }
 
 std::vector<int> nodeIndices(const std::vector<Locality>& ranks, int ranksPerNode) {

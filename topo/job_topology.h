@@ -23,8 +23,8 @@ struct JobTopology {
   // The Topology of the ranks listed (world ranks, in communicator order).
   Topology topologyOf(const std::vector<int>& worldRanks) const;
   Topology world() const;
-  // More ranks of the job on this rank's host than the host has cores: waiting ranks should give
-  // their core away at once instead of spinning.
+  // More ranks of the job on this rank's machine (same boot id, else same hostname) than it has
+  // cores: waiting ranks should give their core away at once instead of spinning.
   bool oversubscribed(int worldRank) const;
 };
 

@@ -11,6 +11,10 @@ namespace overpass {
 
 struct Locality {
   std::string hostname;
+  // The machine the rank runs on (its kernel's boot id): hosts that are containers or network
+  // namespaces of one machine share its cores, so ranks crowd them when they are more than its
+  // cores, whatever their hostnames.
+  std::string machine;
   int socket = -1;          // package the rank is bound inside; -1: unbound or spanning several
   int numa = -1;            // NUMA node likewise
   std::string cpuset;       // the cpus the rank may run on, as a list ("0-3,8")

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "topo/locality.h"
 
@@ -56,6 +57,11 @@ Locality probeLocality() {
   char host[256] = "";
   if (gethostname(host, sizeof(host) - 1) == 0) loc.hostname = host;
   loc.pid = static_cast<int>(getpid());
+  if (std::FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    char id[64] = "";
+    if (std::fgets(id, sizeof id, f)) loc.machine.assign(id, strcspn(id, "\n"));
+    std::fclose(f);
+  }
 
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return loc;

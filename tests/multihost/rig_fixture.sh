@@ -15,7 +15,7 @@ snapshot() {
   {
     ls /tmp /dev/shm 2>/dev/null | grep -E '^(ompi|openmpi|pmix|overpass|vader|sm_segment)' || true
     ip netns list 2>/dev/null | awk '{print "netns " $1}' | grep -E "^netns opx${rig#0}-" || true
-    [ -e "/run/overpass-netns${rig#0}" ] && echo "state /run/overpass-netns${rig#0}"
+    if [ -e "/run/overpass-netns${rig#0}" ]; then echo "state /run/overpass-netns${rig#0}"; fi
   } | sort
 }
 mkdir -p "$dir"
