@@ -161,6 +161,23 @@ def main():
                            (["--bogus"], "--bogus")]:
             check_bad(mpi + args, [name], env, marks)
 
+        # overpass-check (an MPI program: one rank)
+        mpi = [a.mpiexec, "--oversubscribe", "-np", "1", os.path.join(tools, "overpass-check")]
+        check_help(mpi + ["--help"], ["--timeout", "--pair-timeout", "--slow-factor",
+                                      "--latency-factor", "--min-bandwidth", "--size", "--reps",
+                                      "--schedule", "--start-delay", "--json", "Exit status"],
+                   env, marks)
+        for args, names in [(["--timeout", "abc"], ["--timeout", "abc"]),
+                            (["--timeout", "0"], ["--timeout", "0"]),
+                            (["--pair-timeout", "-1"], ["--pair-timeout", "-1"]),
+                            (["--slow-factor", "2"], ["--slow-factor", "2"]),
+                            (["--size", "4x"], ["--size", "'4x'"]),
+                            (["--size", "0"], ["--size 0"]),
+                            (["--schedule", "bogus"], ["--schedule", "bogus"]),
+                            (["--timeout", "5"], ["--timeout 5", "--pair-timeout"]),
+                            (["--bogus"], ["--bogus"]), (["extra"], ["extra"])]:
+            check_bad(mpi + args, names, env, marks)
+
         # scripts
         run_ = os.path.join(scripts, "overpass-run")
         for h in ["--help", "-h"]:

@@ -985,9 +985,13 @@ class Coordinator {
       hosts_[static_cast<std::size_t>(it->second)].ranks.push_back(r);
       hostOf_[static_cast<std::size_t>(r)] = it->second;
     }
+    // Hosts that report the same boot id run on one kernel (the rig's network namespaces,
+    // containers on one machine): their tests would compete for the same CPUs and memory.
     std::set<std::string> boots;
-    for (const HostInfo& host : hosts_) boots.insert(host.key.substr(host.key.find('\n') + 1));
-    sharedKernel_ = hosts_.size() > 1 && boots.size() < hosts_.size();
+    for (const HostInfo& host : hosts_) {
+      const std::string boot = host.key.substr(host.key.find('\n') + 1);
+      if (!boot.empty() && !boots.insert(boot).second) sharedKernel_ = true;
+    }
     serial_ = o_.schedule == "serial" || (o_.schedule == "auto" && sharedKernel_);
     // Bandwidth and latency labels.
     if (mpi_.pml == "ob1") {
@@ -1049,8 +1053,9 @@ class Coordinator {
       for (const Iface& f : h.ifaces)
         ifs += (ifs.empty() ? "" : ", ") + std::string(f.name) + " " + ipv4(f.addr) + "/" +
                std::to_string(prefixLength(f.mask));
-      std::printf("  %-*s ranks %-9s %s\n", static_cast<int>(width_), h.name.c_str(),
-                  rankList(h.ranks).c_str(), ifs.empty() ? "(no IPv4 interface)" : ifs.c_str());
+      std::printf("  %-*s %-5s %-9s %s\n", static_cast<int>(width_), h.name.c_str(),
+                  h.ranks.size() == 1 ? "rank" : "ranks", rankList(h.ranks).c_str(),
+                  ifs.empty() ? "(no IPv4 interface)" : ifs.c_str());
     }
     if (!unheard_.empty())
       std::printf("  ranks %s did not say hello to rank 0 within %s: their host is unknown\n",
@@ -1614,27 +1619,19 @@ class Coordinator {
   }
 
   std::string describe(const Test& t) const {
-    char text[512];
-    const std::string what = this->what(t);
-    if (t.state != TestState::kOk) {
-      std::snprintf(text, sizeof text, "%s: %s: %s", what.c_str(),
-                    t.state == TestState::kNotRun ? "not done" : "UNREACHABLE", t.why.c_str());
-      return text;
-    }
-    std::snprintf(text, sizeof text,
-                  "%s: %s us%s (best %s), %s%s / %s%s MB/s (best %s / %s), %s%s%s", what.c_str(),
-                  formatUs(t.sideA.latencyUs).c_str(), t.slowLatency ? " (slow)" : "",
-                  formatUs(t.sideA.latencyBestUs).c_str(), formatMBps(t.sideA.bandwidth).c_str(),
-                  t.slowAB ? " (slow)" : "", formatMBps(t.sideB.bandwidth).c_str(),
-                  t.slowBA ? " (slow)" : "", formatMBps(t.sideA.bandwidthBest).c_str(),
-                  formatMBps(t.sideB.bandwidthBest).c_str(), transportOf(t).c_str(),
-                  t.waitMax() >= kBusyWait
-                      ? (", waited for a CPU " +
-                         std::to_string(static_cast<int>(100 * t.waitMax())) + "% of the time")
-                            .c_str()
-                      : "",
-                  t.slow() ? "  SLOW" : "");
-    return text;
+    std::string text = what(t) + ": ";
+    if (t.state != TestState::kOk)
+      return text + (t.state == TestState::kNotRun ? "not done: " : "UNREACHABLE: ") + t.why;
+    const auto slow = [](bool s) { return s ? " (slow)" : ""; };
+    text += formatUs(t.sideA.latencyUs) + " us" + slow(t.slowLatency) + " (best " +
+            formatUs(t.sideA.latencyBestUs) + "), " + formatMBps(t.sideA.bandwidth) +
+            slow(t.slowAB) + " / " + formatMBps(t.sideB.bandwidth) + slow(t.slowBA) +
+            " MB/s (best " + formatMBps(t.sideA.bandwidthBest) + " / " +
+            formatMBps(t.sideB.bandwidthBest) + "), " + transportOf(t);
+    if (t.waitMax() >= kBusyWait)
+      text += ", waited for a CPU " + std::to_string(static_cast<int>(100 * t.waitMax())) +
+              "% of the time";
+    return text + (t.slow() ? "  SLOW" : "");
   }
 
   std::vector<std::string> problems() const {
