@@ -260,7 +260,13 @@ def run_down(rig, a, overpass, midrun):
     expect(re.search(r"^  (unreachable|not done): host0 <-> host2 ", out, re.M) is None,
            "host0 <-> host2 measured", out)
     expect("MPI_Abort(3)" in out, "the job ended with MPI_Abort(3)", out)
-    expect(rc == 3, f"mpirun's exit status 3 (got {rc})", out)
+    # mpirun's own end is Open MPI's: where it still waits for the lost host's daemon after 40 s
+    # (a kernel whose tcp_retries2 is not per namespace), it was killed, which is not the check's
+    # failure; where it ended, it must pass on the abort's status.
+    if rc is None:
+        log("note mpirun was killed: it was still waiting for the lost host's daemon")
+    else:
+        expect(rc == 3, f"mpirun's exit status 3 (got {rc})", out)
 
 
 def main():
