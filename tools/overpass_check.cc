@@ -79,7 +79,9 @@ constexpr double kSpinBeforeYield = 5e-6;  // seconds a test's wait polls before
 constexpr double kRetestRange = 4.0;       // a slow result within this factor of the limit is
                                            // measured again before it is reported
 constexpr double kBusyWait = 0.2;  // of a test's time waiting for a CPU: the machine was busy
-constexpr int kRetests = 2;        // passes of measuring slow results again
+constexpr int kRetests = 2;
+constexpr double kProbeWait = 1.0;  // a rank waiting for instructions answers a probe at once //
+                                    // passes of measuring slow results again
 constexpr int kMaxIfaces = 8;
 constexpr int kMaxProbeTargets = 16;
 constexpr std::size_t kKiB = 1024;
@@ -300,6 +302,11 @@ struct Options {
   std::string jsonPath;
   bool verbose = false;
 };
+
+// How long a prober waits for a rank that stopped answering rank 0.
+double probeWait(const Options& o) {
+  return std::min(o.pairTimeout, kProbeWait);
+}
 
 // "8", "64K", "4M", "1G" (x1024; an optional trailing B or iB).
 std::optional<std::size_t> parseSize(std::string_view text) {
@@ -1261,10 +1268,15 @@ class Coordinator {
     return true;
   }
 
+  // Problems are said as soon as they are found, so that they are out even if the launcher ends
+  // the job before the report (its own detection of a lost host can be that quick).
   void markLost(int rank, const std::string& why) {
     if (!answers_[static_cast<std::size_t>(rank)]) return;
     answers_[static_cast<std::size_t>(rank)] = false;
     lostWhy_[rank] = why;
+    std::printf("overpass-check: lost rank %d (%s): %s\n", rank,
+                hostName(hostOf_[static_cast<std::size_t>(rank)]).c_str(), why.c_str());
+    std::fflush(stdout);
   }
 
   static std::string failure(const SideResult& r, int self, int peer) {
@@ -1298,6 +1310,10 @@ class Coordinator {
     } else if (haveB && t.sideB.status == SideStatus::kPeerSilent) {
       t.state = TestState::kUnreachable;
       t.why = failure(t.sideB, t.b, t.a);
+    }
+    if (t.state == TestState::kUnreachable) {
+      std::printf("overpass-check: unreachable: %s: %s\n", what(t).c_str(), t.why.c_str());
+      std::fflush(stdout);
     } else if (deadline) {
       t.state = TestState::kNotRun;
       t.why = "stopped: --timeout reached";
@@ -1474,9 +1490,9 @@ class Coordinator {
       std::copy(targets.begin(), targets.end(), c.targets);
       outbox_.send(c, prober, kTagCommand);
     }
-    // The probers wait --pair-timeout for the targets; rank 0 waits a little longer for them,
-    // within what remains before the end.
-    const double deadline = std::min(now() + o_.pairTimeout + 1, schedHard());
+    // The probers wait for the targets; rank 0 waits a little longer for them, within what
+    // remains before the end.
+    const double deadline = std::min(now() + probeWait(o_) + 0.5, schedHard());
     Backoff idle;
     for (;;) {
       bool pending = false;
@@ -2094,7 +2110,7 @@ class Worker {
                 kTagProbeReply, MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(i)]);
       outbox_.send(std::int32_t{c.id}, c.targets[i], kTagProbe);
     }
-    const double deadline = std::min(now() + o_.pairTimeout, deadline_);
+    const double deadline = std::min(now() + probeWait(o_), deadline_);
     Backoff idle;
     for (;;) {
       int pending = 0;
