@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -519,6 +520,7 @@ struct Options {
   bool cold = false;
   std::string memory = "host";
   std::string jsonPath;
+  std::string netdev;  // --netdev: count the bytes this network interface moves per call
 };
 
 // "8", "64K", "32M", "1G" (powers of 1024; an optional trailing B or iB is accepted).
@@ -583,6 +585,69 @@ std::optional<std::vector<Coll>> parseColls(const std::string& text) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The benchmark's own gathers go point to point, so that they do not depend on the collectives of
+// the library under test (Open MPI 4.1's coll han returns no data from MPI_Gather when ranks are
+// placed round-robin over the hosts).
+
+constexpr int kBookkeepingTag = 0x0b0b;
+
+// Rank 0 receives `count` elements of `type` from every rank into `all` (rank order).
+void gatherToRoot(const void* local, int count, MPI_Datatype type, void* all, int rank, int np) {
+  if (rank != 0) {
+    PMPI_Send(local, count, type, 0, kBookkeepingTag, kComm);
+    return;
+  }
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(type, &lb, &extent);
+  auto* out = static_cast<char*>(all);
+  std::memcpy(out, local, static_cast<std::size_t>(count) * static_cast<std::size_t>(extent));
+  for (int r = 1; r < np; ++r)
+    PMPI_Recv(out + static_cast<std::size_t>(r) * count * extent, count, type, r,
+              kBookkeepingTag, kComm, MPI_STATUS_IGNORE);
+}
+
+// Every rank receives its own element of `all` (rank 0's array, one int per rank).
+int scatterFromRoot(const std::vector<int>& all, int rank, int np) {
+  if (rank != 0) {
+    int mine = 0;
+    PMPI_Recv(&mine, 1, MPI_INT, 0, kBookkeepingTag, kComm, MPI_STATUS_IGNORE);
+    return mine;
+  }
+  for (int r = 1; r < np; ++r) PMPI_Send(&all[r], 1, MPI_INT, r, kBookkeepingTag, kComm);
+  return all[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Link counters (--netdev): the bytes and packets a network interface of this rank's network
+// namespace has moved, from /proc/net/dev (per namespace, unlike /sys/class/net). One rank per
+// host reads them; the hosts are told apart by MPI_Get_processor_name.
+
+struct LinkCounters {
+  double rxBytes = 0, rxPackets = 0, txBytes = 0, txPackets = 0;
+  LinkCounters operator-(const LinkCounters& o) const {
+    return {rxBytes - o.rxBytes, rxPackets - o.rxPackets, txBytes - o.txBytes,
+            txPackets - o.txPackets};
+  }
+};
+
+std::optional<LinkCounters> readLink(const std::string& dev) {
+  std::ifstream in("/proc/net/dev");
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::size_t first = line.find_first_not_of(' ');
+    if (line.compare(first, colon - first, dev) != 0 || colon - first != dev.size()) continue;
+    std::istringstream fields(line.substr(colon + 1));
+    double v[10] = {};
+    for (double& x : v) fields >> x;  // rx: bytes packets errs drop fifo frame compressed
+    if (!fields) return std::nullopt;  //     multicast; tx: bytes packets ...
+    return LinkCounters{v[0], v[1], v[8], v[9]};
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The benchmark.
 
 struct Cell {
@@ -597,6 +662,9 @@ struct Cell {
   double algbw = 0;
   double busbw = 0;
   std::int64_t wrong = 0;
+  // --netdev: per host (in host order), the counters' growth per timed call, the barriers that
+  // start the batches subtracted.
+  std::vector<LinkCounters> link;
 };
 
 class Bench {
@@ -626,6 +694,9 @@ class Bench {
   void printHeader(const std::vector<std::size_t>& sizes) const;
   void printRow(Coll coll, const Shape& s, const std::vector<Cell>& cells) const;
   void record(Coll coll, const Shape& s, bool inPlace, const Cell& c);
+  bool setUpLink();
+  LinkCounters linkNow() const;
+  std::vector<LinkCounters> gatherLink(const LinkCounters& perCall) const;
 
   const Options& o_;
   const TypeInfo& type_;
@@ -643,6 +714,11 @@ class Bench {
   std::int64_t totalWrong_ = 0;
   double busbwSum_ = 0;
   int busbwCount_ = 0;
+  // --netdev: whether this rank reads its host's counters, the hosts' names (rank 0), and one
+  // PMPI_Barrier's growth of the counters on this host (measured at the start).
+  bool linkReader_ = false;
+  std::vector<std::string> hosts_;
+  LinkCounters barrierLink_;
 };
 
 // One call on fresh data, then the exact comparison. Returns this rank's wrong elements: those
@@ -812,6 +888,14 @@ Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
   // that preloading an interposer changes only the calls being measured.
   const int iters = itersPerBatch(k, span);
   const std::size_t batches = static_cast<std::size_t>(o_.batches);
+  // --netdev: the counters are read once every rank has finished the calls before (a barrier),
+  // and again once every rank has finished the timed ones.
+  const bool link = !o_.netdev.empty();
+  LinkCounters linkBefore;
+  if (link) {
+    PMPI_Barrier(kComm);
+    linkBefore = linkNow();
+  }
   std::vector<double> perBatch(batches);
   double total = 0;
   for (std::size_t batch = 0; batch < batches; ++batch) {
@@ -824,6 +908,18 @@ Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
     const double elapsed = MPI_Wtime() - start;
     perBatch[batch] = elapsed / iters;
     total += elapsed;
+  }
+  std::vector<LinkCounters> linkPerCall;
+  if (link) {
+    PMPI_Barrier(kComm);
+    const LinkCounters d = linkNow() - linkBefore;
+    const double calls = static_cast<double>(iters) * static_cast<double>(batches);
+    const double barriers = static_cast<double>(batches) + 1;  // in the window
+    const LinkCounters& b = barrierLink_;
+    linkPerCall = gatherLink({(d.rxBytes - barriers * b.rxBytes) / calls,
+                              (d.rxPackets - barriers * b.rxPackets) / calls,
+                              (d.txBytes - barriers * b.txBytes) / calls,
+                              (d.txPackets - barriers * b.txPackets) / calls});
   }
   const double mean = total / (static_cast<double>(iters) * static_cast<double>(batches));
 
@@ -840,12 +936,12 @@ Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
   std::copy(perBatch.begin(), perBatch.end(), local.begin() + 2);
   std::vector<double> all(rank_ == 0 ? slots * static_cast<std::size_t>(np_) : 0,
                           std::numeric_limits<double>::quiet_NaN());
-  PMPI_Gather(local.data(), static_cast<int>(slots), MPI_DOUBLE, rank_ == 0 ? all.data() : nullptr,
-              static_cast<int>(slots), MPI_DOUBLE, 0, kComm);
+  gatherToRoot(local.data(), static_cast<int>(slots), MPI_DOUBLE, all.data(), rank_, np_);
 
   Cell cell;
   cell.ran = true;
   cell.iters = iters;
+  cell.link = std::move(linkPerCall);
   if (rank_ != 0) return cell;
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -880,6 +976,56 @@ Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
   return cell;
 }
 
+// --netdev: picks the reader of each host (its lowest rank), checks that every reader sees the
+// interface, and measures what one PMPI_Barrier adds to the counters. Collective; false (after
+// a message) where some reader does not see the interface.
+bool Bench::setUpLink() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  std::vector<char> names(rank_ == 0 ? static_cast<std::size_t>(np_) * MPI_MAX_PROCESSOR_NAME : 0);
+  gatherToRoot(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), rank_, np_);
+  std::vector<int> readers(rank_ == 0 ? np_ : 0);
+  for (int r = 0; r < np_ && rank_ == 0; ++r) {
+    const std::string host(names.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+    readers[r] = std::find(hosts_.begin(), hosts_.end(), host) == hosts_.end();
+    if (readers[r]) hosts_.push_back(host);
+  }
+  linkReader_ = scatterFromRoot(readers, rank_, np_) != 0;
+  int ok = !linkReader_ || readLink(o_.netdev).has_value();
+  if (!ok)
+    std::fprintf(stderr, "overpass-bench: --netdev %s: no such interface in /proc/net/dev on %s\n",
+                 o_.netdev.c_str(), name);
+  std::vector<int> oks(rank_ == 0 ? np_ : 0);
+  gatherToRoot(&ok, 1, MPI_INT, oks.data(), rank_, np_);
+  const int allOk = std::find(oks.begin(), oks.end(), 0) == oks.end();
+  if (!scatterFromRoot(std::vector<int>(rank_ == 0 ? np_ : 0, allOk), rank_, np_)) return false;
+  constexpr int kBarriers = 50;
+  PMPI_Barrier(kComm);
+  const LinkCounters before = linkNow();
+  for (int i = 0; i < kBarriers; ++i) PMPI_Barrier(kComm);
+  const LinkCounters d = linkNow() - before;
+  barrierLink_ = {d.rxBytes / kBarriers, d.rxPackets / kBarriers, d.txBytes / kBarriers,
+                  d.txPackets / kBarriers};
+  return true;
+}
+
+LinkCounters Bench::linkNow() const {
+  return linkReader_ ? readLink(o_.netdev).value_or(LinkCounters{}) : LinkCounters{};
+}
+
+// The readers' figures at rank 0, in host order (the order of each host's lowest rank).
+std::vector<LinkCounters> Bench::gatherLink(const LinkCounters& perCall) const {
+  const double local[5] = {linkReader_ ? 1.0 : 0.0, perCall.rxBytes, perCall.rxPackets,
+                           perCall.txBytes, perCall.txPackets};
+  std::vector<double> all(rank_ == 0 ? 5 * static_cast<std::size_t>(np_) : 0);
+  gatherToRoot(local, 5, MPI_DOUBLE, all.data(), rank_, np_);
+  std::vector<LinkCounters> out;
+  for (std::size_t r = 0; r < all.size(); r += 5)
+    if (all[r] == 1.0) out.push_back({all[r + 1], all[r + 2], all[r + 3], all[r + 4]});
+  return out;
+}
+
 void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;
@@ -903,6 +1049,9 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
                 pool_.capacity() / kKiB / kKiB, o_.memory.c_str());
   else
     std::printf("# buffers hot (reused)  memory %s\n", o_.memory.c_str());
+  if (!o_.netdev.empty())
+    std::printf("# link: bytes and packets per call on %s of each of %zu hosts (--json)\n",
+                o_.netdev.c_str(), hosts_.size());
   std::printf("# sizes %zu .. %zu B, factor %zu\n#\n", sizes.empty() ? 0 : sizes.front(),
               sizes.empty() ? 0 : sizes.back(), o_.stepFactor);
   std::printf("# %-20s %12s %12s %7s %5s %5s", "", "", "", "", "", "");
@@ -958,12 +1107,28 @@ void Bench::record(Coll coll, const Shape& s, bool inPlace, const Cell& c) {
       {"root", info.rooted ? o_.root : -1},
   };
   r["wrong"] = o_.check ? nlohmann::json(c.wrong) : nlohmann::json(nullptr);
+  r["calls"] = static_cast<long long>(c.iters) * o_.batches;  // timed calls per rank
+  if (!o_.netdev.empty()) {
+    nlohmann::json rx = nlohmann::json::array(), rxp = rx, tx = rx, txp = rx;
+    for (const LinkCounters& l : c.link) {
+      rx.push_back(l.rxBytes);
+      rxp.push_back(l.rxPackets);
+      tx.push_back(l.txBytes);
+      txp.push_back(l.txPackets);
+    }
+    r["link_hosts"] = hosts_;
+    r["link_rx_bytes"] = rx;
+    r["link_rx_packets"] = rxp;
+    r["link_tx_bytes"] = tx;
+    r["link_tx_packets"] = txp;
+  }
   records_.push_back(std::move(r));
 }
 
 int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& sizes) {
   if (o_.inPlace != 1) modes_.push_back(false);
   if (o_.inPlace != 0) modes_.push_back(true);
+  if (!o_.netdev.empty() && !setUpLink()) return kExitUsage;
   if (rank_ == 0) printHeader(sizes);
 
   for (Coll coll : colls) {
@@ -1072,6 +1237,12 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
       ->capture_default_str()
       ->check(CLI::IsMember({"host", "cuda", "sim"}));
   app.add_option("--json", o.jsonPath, "Write the results as a JSON list (rank 0)");
+  app.add_option("--netdev", o.netdev,
+                 "Count what this network interface of each host moves per timed call "
+                 "(/proc/net/dev, read by each host's lowest rank before and after the timed "
+                 "batches; the batches' barriers measured and subtracted): per host bytes and "
+                 "packets, in --json as link_tx_bytes, link_rx_bytes, link_tx_packets, "
+                 "link_rx_packets (host order: link_hosts)");
 
   try {
     app.parse(argc, argv);
