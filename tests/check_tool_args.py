@@ -158,7 +158,7 @@ def main():
                    marks)
         for args, name in [(["-b", "abc"], "'abc'"), (["-e", "0"], "--maxbytes 0"),
                            (["-f", "1"], "--stepfactor"), (["--coll", "foo"], "'foo'"),
-                           (["--bogus"], "--bogus")]:
+                           (["--bogus"], "--bogus"), (["--netdev", "nosuch0"], "nosuch0")]:
             check_bad(mpi + args, [name], env, marks)
 
         # overpass-check (an MPI program: one rank)
@@ -195,7 +195,9 @@ def main():
             check_help([compare, h], ["--np", "--coll", "--minbytes", "--maxbytes",
                                       "--stepfactor", "--iters", "--warmup", "--reps",
                                       "--configs", "--no-build", "@ALGORITHM", "ompi",
-                                      "overpass-off"], sandbox, marks)
+                                      "overpass-off", "--hosts", "--ranks-per-host",
+                                      "--placement", "--rate", "--burst", "--rig"], sandbox,
+                       marks)
         if "ompi" not in configs or "overpass" not in configs or "@ALGORITHM" not in configs:
             fail([compare, "--help"], f"does not list the configurations: {configs}", out, err)
         for args, names in [(["-b", "abc"], ["--minbytes", "'abc'"]),
@@ -210,6 +212,13 @@ def main():
                             (["--configs", "ompi,@nosuch"], ["'nosuch'", "allreduce", "@ring"]),
                             (["--coll", "bcast", "--configs", "ompi,@ring"], ["'ring'", "bcast"]),
                             (["--configs", "@ring", "--coll", "all"], ["'@ring'", "--coll"]),
+                            (["--configs", "@ring/tcp"], ["'@ring/tcp'"]),
+                            (["--hosts", "1"], ["--hosts", "2 or more"]),
+                            (["--hosts", "x"], ["--hosts", "'x'"]),
+                            (["--hosts", "2", "--placement", "diag"], ["--placement", "'diag'"]),
+                            (["--hosts", "2", "--rate", "fast"], ["--rate", "'fast'"]),
+                            (["--hosts", "2", "--burst", "1q"], ["--burst", "'1q'"]),
+                            (["--placement", "rr"], ["--placement", "--hosts"]),
                             (["bogus"], ["bogus"])]:
             check_bad([compare] + args, names, sandbox, marks)
 
