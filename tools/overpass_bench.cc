@@ -602,8 +602,8 @@ void gatherToRoot(const void* local, int count, MPI_Datatype type, void* all, in
   auto* out = static_cast<char*>(all);
   std::memcpy(out, local, static_cast<std::size_t>(count) * static_cast<std::size_t>(extent));
   for (int r = 1; r < np; ++r)
-    PMPI_Recv(out + static_cast<std::size_t>(r) * count * extent, count, type, r,
-              kBookkeepingTag, kComm, MPI_STATUS_IGNORE);
+    PMPI_Recv(out + static_cast<std::size_t>(r) * count * extent, count, type, r, kBookkeepingTag,
+              kComm, MPI_STATUS_IGNORE);
 }
 
 // Every rank receives its own element of `all` (rank 0's array, one int per rank).
@@ -640,7 +640,7 @@ std::optional<LinkCounters> readLink(const std::string& dev) {
     if (line.compare(first, colon - first, dev) != 0 || colon - first != dev.size()) continue;
     std::istringstream fields(line.substr(colon + 1));
     double v[10] = {};
-    for (double& x : v) fields >> x;  // rx: bytes packets errs drop fifo frame compressed
+    for (double& x : v) fields >> x;   // rx: bytes packets errs drop fifo frame compressed
     if (!fields) return std::nullopt;  //     multicast; tx: bytes packets ...
     return LinkCounters{v[0], v[1], v[8], v[9]};
   }
@@ -994,7 +994,9 @@ bool Bench::setUpLink() {
   linkReader_ = scatterFromRoot(readers, rank_, np_) != 0;
   int ok = !linkReader_ || readLink(o_.netdev).has_value();
   if (!ok)
-    std::fprintf(stderr, "overpass-bench: --netdev %s: no such interface in /proc/net/dev on %s\n",
+    std::fprintf(stderr,
+                 "overpass-bench: --netdev %s: no such interface in /proc/net/dev on %s\n"
+                 "Run with --help for more information.\n",
                  o_.netdev.c_str(), name);
   std::vector<int> oks(rank_ == 0 ? np_ : 0);
   gatherToRoot(&ok, 1, MPI_INT, oks.data(), rank_, np_);
