@@ -25,6 +25,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tools/size_text.h"
+
 #ifdef OVERPASS_BENCH_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -523,44 +525,11 @@ struct Options {
   std::string netdev;  // --netdev: count the bytes this network interface moves per call
 };
 
-// "8", "64K", "32M", "1G" (powers of 1024; an optional trailing B or iB is accepted).
-std::optional<std::size_t> parseSize(std::string_view text) {
-  std::size_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [p, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || p == text.data()) return std::nullopt;
-  std::string_view suffix(p, static_cast<std::size_t>(end - p));
-  std::size_t scale = 1;
-  if (!suffix.empty()) {
-    switch (suffix[0]) {
-      case 'k':
-      case 'K':
-        scale = kKiB;
-        break;
-      case 'm':
-      case 'M':
-        scale = kKiB * kKiB;
-        break;
-      case 'g':
-      case 'G':
-        scale = kKiB * kKiB * kKiB;
-        break;
-      default:
-        break;
-    }
-    if (scale != 1) suffix.remove_prefix(1);
-    if (suffix != "" && suffix != "B" && suffix != "b" && suffix != "iB" && suffix != "ib")
-      return std::nullopt;
-  }
-  if (value > std::numeric_limits<std::size_t>::max() / scale) return std::nullopt;
-  return value * scale;
-}
-
 std::size_t lastLevelCacheBytes() {
   std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index3/size");
   std::string text;
   if (in >> text) {
-    if (const auto v = parseSize(text); v && *v > 0) return *v;
+    if (const auto v = tools::parseSizeText(text); v && *v > 0) return *v;
   }
   return kDefaultLlcBytes;
 }
@@ -1257,8 +1226,8 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
   }
 
   std::string error;
-  const auto minBytes = parseSize(o.minBytesText);
-  const auto maxBytes = parseSize(o.maxBytesText);
+  const auto minBytes = tools::parseSizeText(o.minBytesText);
+  const auto maxBytes = tools::parseSizeText(o.maxBytesText);
   if (!minBytes || !maxBytes) {
     error = std::string(minBytes ? "--maxbytes" : "--minbytes") + ": '" +
             (minBytes ? o.maxBytesText : o.minBytesText) +

@@ -49,6 +49,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tools/size_text.h"
+
 namespace overpass::check {
 namespace {
 
@@ -308,32 +310,6 @@ double probeWait(const Options& o) {
   return std::min(o.pairTimeout, kProbeWait);
 }
 
-// "8", "64K", "4M", "1G" (x1024; an optional trailing B or iB).
-std::optional<std::size_t> parseSize(std::string_view text) {
-  std::size_t i = 0;
-  std::size_t value = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-    const std::size_t digit = static_cast<std::size_t>(text[i] - '0');
-    if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10) return std::nullopt;
-    value = value * 10 + digit;
-    ++i;
-  }
-  if (i == 0) return std::nullopt;
-  std::string_view suffix = text.substr(i);
-  std::size_t scale = 1;
-  if (!suffix.empty()) {
-    const char c = suffix[0];
-    scale = c == 'k' || c == 'K'   ? kKiB
-            : c == 'm' || c == 'M' ? kKiB * kKiB
-            : c == 'g' || c == 'G' ? kKiB * kKiB * kKiB
-                                   : 1;
-    if (scale != 1) suffix.remove_prefix(1);
-    if (suffix != "" && suffix != "B" && suffix != "iB") return std::nullopt;
-  }
-  if (value > std::numeric_limits<std::size_t>::max() / scale) return std::nullopt;
-  return value * scale;
-}
-
 std::optional<int> parseOptions(int argc, char** argv, int rank, Options& o) {
   CLI::App app{
       "overpass-check: connectivity and bandwidth test of the hosts of an MPI job, to run before "
@@ -414,7 +390,7 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, Options& o) {
     return e.get_exit_code() == 0 ? 0 : kExitUsage;
   }
   std::string error;
-  const auto size = parseSize(o.sizeText);
+  const auto size = tools::parseSizeText(o.sizeText);
   if (!size) {
     error = "--size: '" + o.sizeText +
             "' is not a size (a whole number of bytes, optionally with a K, M or G suffix: x1024)";
