@@ -13,6 +13,11 @@ namespace progress_detail {
 inline thread_local std::atomic<std::uint64_t>* tCounter = nullptr;
 }
 
+// How many fruitless polls a transport's wait makes before it yields the core between polls:
+// where ranks share cores (or kernel networking needs one), a spinning wait starves the very
+// peer it waits for.
+inline constexpr int kPollsBeforeYield = 256;
+
 inline void noteProgress() {
   if (std::atomic<std::uint64_t>* c = progress_detail::tCounter)
     c->fetch_add(1, std::memory_order_relaxed);

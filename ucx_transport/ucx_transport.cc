@@ -1,9 +1,12 @@
 // The only file that includes UCX headers.
 #include "ucx_transport/ucx_transport.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <ucp/api/ucp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +16,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "common/collective.h"
 #include "common/log.h"
@@ -31,8 +36,12 @@ constexpr double kLivenessCheckSeconds = 0.5;
 constexpr int kWarmMessages = 128;
 constexpr std::size_t kWarmMessageBytes = 4096;
 
-// Polls before yielding the core when ranks do not outnumber cores.
-constexpr int kSpinsBeforeYield = 256;
+// The progress thread (progressLoop) takes over once Overpass's calls have left the worker alone
+// for an interval of kIdlePollMs; it sleeps until the worker has an event, looking again after
+// kProgressSafetyMs at the latest (an event consumed by a call's progress just before the thread
+// armed the worker).
+constexpr int kIdlePollMs = 10;
+constexpr int kProgressSafetyMs = 100;
 
 struct PeerState {
   int worldRank = -1;
@@ -95,6 +104,23 @@ struct UcxContext::Impl {
   std::unique_ptr<PeerState[]> peers;
   std::mutex mutex;  // endpoints
 
+  // Progress between Overpass's calls. A send UCX reports complete may still have bytes in its
+  // own buffer (UCX's TCP transport copies a message in and writes what the socket takes), and a
+  // received rendezvous may still owe its acknowledgement: both need this worker progressed, and
+  // the MPI library, in whose calls the application may be waiting for the very peer that needs
+  // those bytes, never progresses it. The thread does, while no call does: a call announces itself
+  // in `entries` and waits for the thread's turn to end (`threadTurn`); the thread takes a turn
+  // only when every call has ended (`exits`) and none has come and gone for an interval. Both sides
+  // store then load, sequentially consistent, so they never use the worker at once (which
+  // UCS_THREAD_MODE_SERIALIZED asks; under MPI_THREAD_MULTIPLE the worker is thread-safe anyway).
+  std::thread progressThread;
+  std::atomic<bool> stopProgress{false};
+  int wakeFd = -1;                        // eventfd: ends the thread's sleep at shutdown
+  int workerFd = -1;                      // the worker's event fd (-1: poll on a timer)
+  std::atomic<std::uint64_t> entries{0};  // uses of the worker by calls that began
+  std::atomic<std::uint64_t> exits{0};    // and that ended (entries - exits: in progress)
+  std::atomic<bool> threadTurn{false};    // the progress thread is using it
+
   ucp_ep_h endpoint(int worldRank, ucs_status_t* status) {
     std::lock_guard lock(mutex);
     if (endpoints[worldRank]) return endpoints[worldRank];
@@ -114,7 +140,70 @@ struct UcxContext::Impl {
     return endpoints[worldRank];
   }
 
+  void startProgressThread() {
+    wakeFd = eventfd(0, EFD_CLOEXEC);
+    if (ucp_worker_get_efd(worker, &workerFd) != UCS_OK) workerFd = -1;
+    // The thread takes none of the application's signals.
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    progressThread = std::thread([this] { progressLoop(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  }
+
+  void progressLoop() {
+    pollfd fds[2] = {{wakeFd, POLLIN, 0}, {workerFd, POLLIN, 0}};
+    const nfds_t armed = workerFd >= 0 ? 2 : 1;
+    std::uint64_t seen = exits.load(std::memory_order_acquire);
+    while (!stopProgress.load(std::memory_order_acquire)) {
+      // The calls progress the worker themselves: wait until none has used it for an interval.
+      const std::uint64_t ended = exits.load(std::memory_order_acquire);
+      if (ended != seen || entries.load(std::memory_order_seq_cst) != ended) {
+        seen = ended;
+        poll(fds, 1, kIdlePollMs);
+        continue;
+      }
+      threadTurn.store(true, std::memory_order_seq_cst);
+      bool rearm = false;
+      if (entries.load(std::memory_order_seq_cst) == ended) {  // else a call has just begun
+        while (ucp_worker_progress(worker) != 0) {
+        }
+        rearm = workerFd >= 0 && ucp_worker_arm(worker) == UCS_ERR_BUSY;
+        threadTurn.store(false, std::memory_order_release);
+        if (rearm) continue;
+        poll(fds, armed, workerFd >= 0 ? kProgressSafetyMs : kIdlePollMs);
+      } else {
+        threadTurn.store(false, std::memory_order_release);
+      }
+    }
+  }
+
+  // A call's use of the worker, from construction to destruction (nested uses are allowed).
+  struct Use {
+    explicit Use(Impl& impl) : impl(impl) {
+      impl.entries.fetch_add(1, std::memory_order_seq_cst);
+      while (impl.threadTurn.load(std::memory_order_seq_cst)) sched_yield();
+    }
+    ~Use() {
+      if (impl.options.multiThread)
+        impl.exits.fetch_add(1, std::memory_order_release);
+      else  // one call at a time: a plain increment
+        impl.exits.store(impl.exits.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    }
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+    Impl& impl;
+  };
+
   ~Impl() {
+    if (progressThread.joinable()) {
+      stopProgress.store(true, std::memory_order_release);
+      const std::uint64_t one = 1;
+      if (write(wakeFd, &one, sizeof(one)) < 0) {
+      }
+      progressThread.join();
+    }
+    if (wakeFd >= 0) close(wakeFd);
     for (ucp_ep_h ep : endpoints) {
       if (!ep) continue;
       ucp_request_param_t param{};
@@ -153,7 +242,7 @@ std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootst
       ucp_params_t params{};
       params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                           UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-      params.features = UCP_FEATURE_TAG;
+      params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
       params.mt_workers_shared = options.multiThread ? 1 : 0;
       params.estimated_num_eps = static_cast<std::size_t>(size);
       status = ucp_init(&params, config, &impl->context);
@@ -162,7 +251,8 @@ std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootst
     if (status == UCS_OK) {
       ucp_worker_params_t wp{};
       wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-      // Below MPI_THREAD_MULTIPLE, calls may still come from different threads, one at a time.
+      // Below MPI_THREAD_MULTIPLE, calls may still come from different threads, one at a time;
+      // the progress thread takes its turns between them (Impl::Use).
       wp.thread_mode = options.multiThread ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SERIALIZED;
       status = ucp_worker_create(impl->context, &wp, &impl->worker);
     }
@@ -196,11 +286,13 @@ std::unique_ptr<UcxContext> UcxContext::create(const UcxOptions& options, Bootst
   impl->options.pids.resize(size, 0);
   impl->peers.reset(new PeerState[size]);
   for (int r = 0; r < size; ++r) impl->peers[r].worldRank = r;
+  impl->startProgressThread();
   return std::unique_ptr<UcxContext>(new UcxContext(std::move(impl)));
 }
 
 Status UcxContext::connectAll(Bootstrap& bootstrap) {
   Impl& impl = *impl_;
+  std::optional<Impl::Use> use(impl);  // not held in the bootstrap's calls below
   std::vector<void*> flushes;
   for (int r = 0; r < static_cast<int>(impl.endpoints.size()); ++r) {
     if (r == impl.worldRank) continue;
@@ -220,6 +312,7 @@ Status UcxContext::connectAll(Bootstrap& bootstrap) {
     while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(impl.worker);
     ucp_request_free(request);
   }
+  use.reset();
   // Warm the shared-memory FIFOs: their elements' pages are touched on first use, at ~15 us a
   // fault on these virtual machines; one round of messages through every element of each
   // same-host peer's FIFO moves that cost to start-up.
@@ -243,6 +336,7 @@ Status UcxContext::connectAll(Bootstrap& bootstrap) {
 }
 
 std::string UcxContext::describePath(int worldRank) {
+  const Impl::Use use(*impl_);
   ucs_status_t status;
   ucp_ep_h ep = impl_->endpoint(worldRank, &status);
   if (!ep) return std::string("unreachable: ") + ucs_status_string(status);
@@ -283,25 +377,31 @@ UcxTransport::UcxTransport(UcxContext& context, std::vector<int> worldRanks, int
 namespace {
 
 // One posted operation; the completion callbacks fill it in.
+// The callbacks may run on the progress thread: `done` is written last, with release order.
 struct Completion {
   const P2POp* op = nullptr;
   void* request = nullptr;
-  bool done = false;
   ucs_status_t status = UCS_OK;
   std::size_t length = 0;  // received bytes
+  bool doneFlag = false;
+
+  bool done() const {
+    return std::atomic_ref(const_cast<bool&>(doneFlag)).load(std::memory_order_acquire);
+  }
+  void markDone() { std::atomic_ref(doneFlag).store(true, std::memory_order_release); }
 };
 
 void onSendDone(void*, ucs_status_t status, void* user) {
   auto* c = static_cast<Completion*>(user);
   c->status = status;
-  c->done = true;
+  c->markDone();
 }
 
 void onRecvDone(void*, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user) {
   auto* c = static_cast<Completion*>(user);
   c->status = status;
   c->length = info ? info->length : 0;
-  c->done = true;
+  c->markDone();
 }
 
 // After a failure: cancels what can be cancelled (receives), waits briefly for the requests in
@@ -309,16 +409,16 @@ void onRecvDone(void*, ucs_status_t status, const ucp_tag_recv_info_t* info, voi
 // the peer never took), whose callback may yet write into `posted`.
 bool cancelPending(UcxContext::Impl& impl, std::vector<Completion>& posted, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i)
-    if (!posted[i].done && posted[i].request) ucp_request_cancel(impl.worker, posted[i].request);
+    if (!posted[i].done() && posted[i].request) ucp_request_cancel(impl.worker, posted[i].request);
   const auto deadline = Clock::now() + std::chrono::seconds(1);
   for (std::size_t i = 0; i < count; ++i) {
-    while (!posted[i].done && posted[i].request && Clock::now() < deadline)
+    while (!posted[i].done() && posted[i].request && Clock::now() < deadline)
       ucp_worker_progress(impl.worker);
   }
   bool inFlight = false;
   for (std::size_t i = 0; i < count; ++i) {
     if (!posted[i].request) continue;
-    inFlight = inFlight || !posted[i].done;
+    inFlight = inFlight || !posted[i].done();
     ucp_request_free(posted[i].request);
   }
   return inFlight;
@@ -350,7 +450,7 @@ struct UcxBatch final : Transport::Batch {
 
   std::size_t outstanding() const {  // not completed, or completed but not yet released
     std::size_t n = 0;
-    for (std::size_t i = 0; i < count; ++i) n += !posted[i].done || posted[i].request;
+    for (std::size_t i = 0; i < count; ++i) n += !posted[i].done() || posted[i].request;
     return n;
   }
 };
@@ -359,6 +459,7 @@ struct UcxBatch final : Transport::Batch {
 
 Status UcxTransport::start(std::span<const P2POp> ops, int tag, Request* request) {
   UcxContext::Impl& impl = *context_.impl_;
+  const UcxContext::Impl::Use use(impl);
   auto batch = std::make_unique<UcxBatch>();
   batch->ops.assign(ops.begin(), ops.end());
   batch->posted.resize(ops.size());
@@ -393,7 +494,7 @@ Status UcxTransport::start(std::span<const P2POp> ops, int tag, Request* request
     }
     c.request = ucxRequest;
     ++batch->count;
-    if (ucxRequest == nullptr) c.done = true;  // a send completed at once: no callback
+    if (ucxRequest == nullptr) c.markDone();  // a send completed at once: no callback
     // else the callback may already have run inside the call: never reset `done`
   }
   *request = std::move(batch);
@@ -413,6 +514,7 @@ Status UcxTransport::wait(Request& request) {
 
 Status UcxTransport::advance(Request& request, bool block, bool* done) {
   UcxContext::Impl& impl = *context_.impl_;
+  const UcxContext::Impl::Use use(impl);
   auto& b = static_cast<UcxBatch&>(*request);
   auto finish = [&](Completion& c) {
     if (!b.failure.empty()) return;
@@ -426,7 +528,7 @@ Status UcxTransport::advance(Request& request, bool block, bool* done) {
   for (;;) {
     for (std::size_t i = 0; i < b.count; ++i) {
       Completion& c = b.posted[i];
-      if (!c.done || !c.op) continue;  // still running, or already finished
+      if (!c.done() || !c.op) continue;  // still running, or already finished
       finish(c);
       if (c.request) ucp_request_free(c.request);
       c.request = nullptr;
@@ -450,13 +552,13 @@ Status UcxTransport::advance(Request& request, bool block, bool* done) {
       return Status::kOk;
     }
     // Nothing moved: back off, and give the core away at once when ranks outnumber cores.
-    if (++b.idle > kSpinsBeforeYield || impl.options.oversubscribed) sched_yield();
+    if (++b.idle > kPollsBeforeYield || impl.options.oversubscribed) sched_yield();
     const double waited = std::chrono::duration<double>(Clock::now() - b.lastProgress).count();
     // Peers on other hosts that fail are reported by UCX (peer error handling); a peer on this
     // host is watched by its process id while we wait for it.
     if ((b.idle & 4095) == 0 && waited > kLivenessCheckSeconds) {
       for (std::size_t i = 0; i < b.count && b.failure.empty(); ++i) {
-        if (b.posted[i].done) continue;
+        if (b.posted[i].done()) continue;
         const P2POp& op = b.ops[i];
         const int pid = impl.options.pids[worldRanks_[op.peer]];
         if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)

@@ -10,6 +10,10 @@
 // each other's messages, and back-to-back collectives match in order (UCX keeps the order of
 // messages on an endpoint). Large messages go by UCX rendezvous, zero-copy where the transports
 // allow (CMA between processes of a node, RDMA between nodes), with UCX's registration cache.
+// A progress thread progresses the worker while no Overpass call does, as the MPI library
+// progresses its own transports in every MPI call: what a returned call left in UCX's hands
+// (bytes a socket had no room for, acknowledgements) reaches the peers while the application
+// waits elsewhere.
 #pragma once
 
 #include <cstddef>
