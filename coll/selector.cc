@@ -44,16 +44,20 @@ const std::string_view kDefaultTune =
     "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-32K:np=3-5:@shm"
     "#alltoall:0-32K:np=3-5:@shm"
     // Teams over several nodes: node steps in shared memory, only each rank's slice between
-    // nodes (emulated 2 x 2 over TCP: 1.3-5.5x the flat ring from 64 KiB; over shared memory
-    // between the emulated nodes, at parity). Serves nothing on one node. These rules take
-    // unequal nodes (2+1+1, 3+1) too, where they were not measured (docs/TUNING.md).
-    "#allreduce:64K-inf:@hierarchical"
-    // Likewise bcast from 32 KiB: 1.4-2.2x the flat binomial tree over TCP between emulated
-    // nodes (below, the extra node round costs more than it saves).
-    "#bcast:32K-inf:@hierarchical"
-    // And reduce from 256 KiB: 1.1-1.3x the flat binomial tree over TCP between emulated nodes
-    // (at parity below).
-    "#reduce:256K-inf:@hierarchical"
+    // nodes. Serves nothing on one node, nor counts below the ranks per node (the rules above
+    // decide there). Measured across real hosts (docs/PERFORMANCE.md, "Across hosts": 2 x 2 over
+    // a 1 Gbit/s link, both placements): one crossing instead of k-nomial's two, 1.07-1.37x at
+    // 16 B - 1 KiB, 1.6-2.0x at 4-16 KiB, parity from 64 KiB; emulated 2 x 2 over TCP, 1.3-5.5x
+    // the flat ring from 64 KiB. These rules take unequal nodes (2+1+1, 3+1) too, where they
+    // were not measured (docs/TUNING.md).
+    "#allreduce:@hierarchical"
+    // Likewise bcast at every size: across hosts 1.17-1.54x below 1 KiB host by host, 1.2-2.0x
+    // at 1-16 KiB round-robin (the binomial tree crosses twice), parity elsewhere; emulated
+    // nodes over TCP, 1.4-2.2x the binomial tree from 32 KiB.
+    "#bcast:@hierarchical"
+    // And reduce from 4 KiB: across hosts 1.95-2.0x round-robin at 4-64 KiB, parity host by host;
+    // below 1 KiB its node round costs more than it saves (0.24-0.67x there).
+    "#reduce:4K-inf:@hierarchical"
     // Gather and scatter of 8-128 KiB blocks: 1.6-2.7x the linear ones over TCP between emulated
     // nodes (one message per node instead of per rank); slower for small and 512 KiB blocks.
     "#gather:8K-128K:@hierarchical#scatter:8K-128K:@hierarchical";

@@ -196,9 +196,11 @@ Canonical parseRanksPerNode(std::string_view value, Config& config) {
 }
 
 Canonical parseTransport(std::string_view value, Config& config) {
-  const auto name = parseChoice(value, {"pmpi", "ucx"});
+  const auto name = parseChoice(value, {"auto", "pmpi", "ucx"});
   if (!name) return std::nullopt;
-  config.transport = *name == "ucx" ? TransportKind::kUcx : TransportKind::kPmpi;
+  config.transport = *name == "ucx"    ? TransportKind::kUcx
+                     : *name == "pmpi" ? TransportKind::kPmpi
+                                       : TransportKind::kAuto;
   return name;
 }
 
@@ -369,11 +371,12 @@ constexpr std::array kVars = {
               "Emulate nodes: split each machine's ranks into virtual nodes of this many "
               "consecutive ranks, so hierarchical paths run on one machine.",
               true, parseRanksPerNode},
-    ConfigVar{"OVERPASS_TRANSPORT", "pmpi", "pmpi|ucx",
+    ConfigVar{"OVERPASS_TRANSPORT", "auto", "auto|pmpi|ucx",
               "How Overpass's algorithms move bytes: over the MPI library's point-to-point calls "
-              "on a private communicator (pmpi), or over Overpass's own UCX context (ucx; if UCX "
-              "cannot start on some rank, every rank uses pmpi). See docs/PERFORMANCE.md for why "
-              "pmpi is the default today.",
+              "on a private communicator (pmpi), over Overpass's own UCX context (ucx), or (auto) "
+              "pmpi on one host and, on communicators across hosts, UCX for messages below 64 KiB "
+              "between hosts and pmpi for the rest. If UCX cannot start on some rank, every rank "
+              "uses pmpi. docs/PERFORMANCE.md, \"Transport decision\", has the figures.",
               true, parseTransport},
     ConfigVar{"OVERPASS_TIMEOUT", "0",
               "0 (off), or 0.001 to 86400 seconds: a plain decimal number (30, 2.5) with an "

@@ -23,7 +23,9 @@
 namespace overpass {
 
 enum class StatsMode { kOff, kTable, kJson };
-enum class TransportKind { kUcx, kPmpi };
+// kAuto: PMPI on one host; across hosts, UCX for small inter-host messages (ucx_transport/
+// split_transport.h).
+enum class TransportKind { kAuto, kUcx, kPmpi };
 
 struct Config {
   bool disable = false;
@@ -35,7 +37,7 @@ struct Config {
   std::string topoDump;      // write the job's topology here at initialisation
   std::string topoFile;      // load the job's topology from here instead of probing
   int topoRanksPerNode = 0;  // > 0: emulate nodes of this many consecutive ranks
-  TransportKind transport = TransportKind::kPmpi;
+  TransportKind transport = TransportKind::kAuto;
   double timeoutSeconds = 0;  // 0: no timeout
   std::string ucxRndvThresh;  // "" : UCX's default; "auto"; or a number of bytes
   std::size_t shmBuffer = 0;  // bytes per rank and round of the shared-memory engine; 0: off

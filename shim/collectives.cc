@@ -10,6 +10,7 @@
 #include "shim/dispatch.h"
 #include "shim/staged_buffer.h"
 #include "shim/type_map.h"
+#include "ucx_transport/split_transport.h"
 
 namespace overpass::shim {
 
@@ -27,7 +28,9 @@ enum Slot { kInSlot = 0, kOutSlot = 1, kCopySlot = 2 };
 // The MPI error code for a failed algorithm: the MPI library's own code when its point-to-point
 // calls failed, otherwise the class that fits the status.
 int errorCode(CommState& state, Status status) {
-  if (auto* pmpi = dynamic_cast<PmpiTransport*>(state.engine->transport.get());
+  Transport* transport = state.engine->transport.get();
+  if (auto* split = dynamic_cast<SplitTransport*>(transport)) transport = &split->near();
+  if (auto* pmpi = dynamic_cast<PmpiTransport*>(transport);
       pmpi && pmpi->lastError() != MPI_SUCCESS)
     return pmpi->lastError();
   switch (status) {

@@ -17,6 +17,7 @@
 #include "gpu/memory.h"
 #include "shim/runtime.h"
 #include "shim/world_ranks.h"
+#include "ucx_transport/split_transport.h"
 #include "ucx_transport/ucx_transport.h"
 
 namespace overpass::shim {
@@ -233,15 +234,58 @@ void setUpShm(CommEngine& engine, int rank, int size, int worldRank) {
     engine.streamAbove = l3 / nodeSize;
 }
 
+// OVERPASS_TRANSPORT=auto across hosts: inter-host messages below this size go over UCX, the rest
+// over PMPI (docs/PERFORMANCE.md, "Transport decision": UCX 1.2-1.4x on small, latency-bound
+// calls, up to 2.7x at 1-64 KiB unshaped; ob1's TCP path ahead on large ones).
+constexpr std::size_t kAutoUcxBelow = std::size_t{64} << 10;
+
+// The team ranks of `world` (world ranks) on other hosts than `rank`.
+std::vector<bool> otherHosts(const std::vector<int>& world, int rank) {
+  const JobTopology& job = runtime().job;
+  const std::string& mine = job.ranks[world[rank]].hostname;
+  std::vector<bool> far(world.size());
+  for (std::size_t i = 0; i < world.size(); ++i) far[i] = job.ranks[world[i]].hostname != mine;
+  return far;
+}
+
+// The engine's transport (OVERPASS_TRANSPORT): PMPI; UCX; or, with auto on a communicator across
+// hosts, UCX for the small messages between hosts and PMPI for the rest. Collective over `comm`
+// where UCX serves (the communicator id is agreed).
+std::unique_ptr<Transport> makeTransport(MPI_Comm comm, CommEngine& engine,
+                                         const std::vector<int>& world, int rank) {
+  Runtime& rt = runtime();
+  std::vector<bool> far = otherHosts(world, rank);
+  const bool acrossHosts = std::find(far.begin(), far.end(), true) != far.end();
+  auto pmpi = std::make_unique<PmpiTransport>(engine.dup);
+  const bool split = rt.config.transport == TransportKind::kAuto;
+  if (!rt.ucx || (split && !acrossHosts)) return pmpi;
+  char name[MPI_MAX_OBJECT_NAME] = "";
+  int len = 0;
+  PMPI_Comm_get_name(comm, name, &len);
+  engine.ucxCommId = agreeUcxCommId(engine.dup);
+  auto ucx = std::make_unique<UcxTransport>(*rt.ucx, world, rank, engine.ucxCommId,
+                                            len ? name : "unnamed");
+  if (!split) return ucx;
+  return std::make_unique<SplitTransport>(std::move(pmpi), std::move(ucx), std::move(far),
+                                          kAutoUcxBelow);
+}
+
 // Which transport serves each level of the communicator, for the info log.
 std::string describeTransport(const CommEngine& state, const std::vector<int>& world, int rank) {
   Runtime& rt = runtime();
-  if (!rt.ucx) return "transport pmpi (MPI point-to-point on a private communicator)";
+  constexpr const char* kPmpi = "pmpi (MPI point-to-point on a private communicator)";
+  if (!rt.ucx) return std::string("transport ") + kPmpi;
+  auto* split = dynamic_cast<const SplitTransport*>(state.transport.get());
+  if (!split && dynamic_cast<const PmpiTransport*>(state.transport.get()))
+    return std::string("transport ") + kPmpi;
   const Topology& t = state.topology;
-  std::string out = "transport ucx";
+  std::string out = split ? std::string("transport ") + kPmpi + "; between hosts below " +
+                                std::to_string(split->farBelow() >> 10) + " KiB: ucx"
+                          : "transport ucx";
   for (int peer = 0; peer < t.size(); ++peer) {  // one peer on this node, one on another
     if (peer == rank) continue;
     const bool same = t.nodeOf(peer) == t.nodeOf(rank);
+    if (split && same) continue;
     if (out.find(same ? "within" : "across") != std::string::npos) continue;
     out += std::string(same ? "; within the node: " : "; across nodes: ") +
            rt.ucx->describePath(world[peer]);
@@ -259,16 +303,7 @@ int buildEngine(MPI_Comm comm, const CommState& state, std::vector<int> world, b
   engine->topology = runtime().job.topologyOf(world);
   engine->selector = &runtime().selector;
   engine->deviceCapable = deviceCapable;
-  if (runtime().ucx) {
-    char name[MPI_MAX_OBJECT_NAME] = "";
-    int len = 0;
-    PMPI_Comm_get_name(comm, name, &len);
-    engine->ucxCommId = agreeUcxCommId(engine->dup);
-    engine->transport = std::make_unique<UcxTransport>(*runtime().ucx, world, state.rank,
-                                                       engine->ucxCommId, len ? name : "unnamed");
-  } else {
-    engine->transport = std::make_unique<PmpiTransport>(engine->dup);
-  }
+  engine->transport = makeTransport(comm, *engine, world, state.rank);
   setUpShm(*engine, state.rank, state.size, world[state.rank]);
   if (logEnabled(LogLevel::kInfo))
     OVERPASS_INFO("communicator of %d ranks: %s%s", state.size,

@@ -28,7 +28,8 @@ namespace overpass::shim {
 struct CommEngine {
   std::vector<int> members;  // the world ranks of the communicator, in its rank order: pool key
   MPI_Comm dup = MPI_COMM_NULL;
-  std::unique_ptr<Transport> transport;  // UcxTransport, or PmpiTransport over `dup`
+  std::unique_ptr<Transport> transport;  // PmpiTransport over `dup`, UcxTransport, or a
+                                         // SplitTransport of both (OVERPASS_TRANSPORT=auto)
   std::uint32_t ucxCommId = 0;           // the communicator's id in UCX tags (0: not UCX)
   Topology topology;  // derived from the job's topology by rank translation, no communication
   Scratch scratch;    // for the algorithms

@@ -141,11 +141,17 @@ void setUpTopology(Runtime& rt, Bootstrap& bootstrap) {
 // Jobs up to this size connect every pair of ranks at start-up; larger ones on first use.
 constexpr int kEagerConnectRanks = 256;
 
-// Overpass's own UCX context, unless OVERPASS_TRANSPORT=pmpi. If UCX cannot start on some rank,
-// every rank learns it in the address exchange and all use the PMPI transport.
+// Overpass's own UCX context: with OVERPASS_TRANSPORT=ucx, and with auto where the job spans
+// several hosts. If UCX cannot start on some rank, every rank learns it in the address exchange
+// and all use the PMPI transport.
 void setUpUcx(Runtime& rt, Bootstrap& bootstrap) {
-  if (rt.config.transport != TransportKind::kUcx) return;
   const Locality& me = rt.job.ranks[rt.worldRank];
+  const bool severalHosts =
+      std::any_of(rt.job.ranks.begin(), rt.job.ranks.end(),
+                  [&](const Locality& l) { return l.hostname != me.hostname; });
+  if (rt.config.transport == TransportKind::kPmpi ||
+      (rt.config.transport == TransportKind::kAuto && !severalHosts))
+    return;
   UcxOptions options;
   options.multiThread = rt.threadLevel == MPI_THREAD_MULTIPLE;
   options.rndvThresh = rt.config.ucxRndvThresh;

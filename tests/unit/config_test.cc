@@ -107,7 +107,8 @@ TEST(Config, TopologyVariables) {
 }
 
 TEST(Config, TransportVariables) {
-  EXPECT_EQ(parse({}).config.transport, TransportKind::kPmpi);
+  EXPECT_EQ(parse({}).config.transport, TransportKind::kAuto);
+  EXPECT_EQ(parse({{"OVERPASS_TRANSPORT", "auto"}}).config.transport, TransportKind::kAuto);
   EXPECT_EQ(parse({{"OVERPASS_TRANSPORT", "UCX"}}).config.transport, TransportKind::kUcx);
   EXPECT_EQ(parse({{"OVERPASS_TRANSPORT", "pmpi"}}).config.transport, TransportKind::kPmpi);
   EXPECT_EQ(parse({{"OVERPASS_TRANSPORT", "nccl"}}).errors.size(), 1u);

@@ -202,6 +202,25 @@ TEST(Selector, HierarchicalServesUnequalNodes) {
   EXPECT_TRUE(hierarchical.canServe(few));
 }
 
+// Across real hosts (docs/PERFORMANCE.md, "Across hosts") the hierarchical allreduce and bcast
+// won at every size, the hierarchical reduce from 4 KiB: one crossing of the link instead of two.
+TEST(Selector, HierarchicalSizesMeasuredAcrossHosts) {
+  const Selector s = selectorWith({});
+  auto over = [&](Collective coll, std::size_t bytes) {
+    CallShape call = shape(coll, bytes, 4);
+    call.nodes = 2;
+    call.maxPerNode = 2;
+    return std::string(s.select(call).algorithm->name);
+  };
+  EXPECT_EQ(over(Collective::kAllreduce, 8), "hierarchical");
+  EXPECT_EQ(over(Collective::kAllreduce, 4), "knomial") << "one float: fewer elements than ranks";
+  EXPECT_EQ(over(Collective::kAllreduce, 8 << 10), "hierarchical");
+  EXPECT_EQ(over(Collective::kBcast, 4), "hierarchical");
+  EXPECT_EQ(over(Collective::kBcast, 1 << 10), "hierarchical");
+  EXPECT_EQ(over(Collective::kReduce, 1 << 10), "binomial");
+  EXPECT_EQ(over(Collective::kReduce, 4 << 10), "hierarchical");
+}
+
 TEST(Selector, LaterRulesWinAndForcedVariablesWinOverTune) {
   const Selector s =
       selectorWith({{"OVERPASS_TUNE", "allreduce:@ring#allreduce:0-1K:@recursive_doubling"},

@@ -2,11 +2,13 @@
 // the UCX tag layout.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <numeric>
 #include <set>
 #include <vector>
 
 #include "loopback_team.h"
+#include "ucx_transport/split_transport.h"
 #include "ucx_transport/ucx_transport.h"
 
 namespace overpass {
@@ -115,6 +117,96 @@ TEST(LoopbackTransport, StartTestWait) {
   ASSERT_EQ(a.start({&recv2, 1}, 5, &request), Status::kOk);
   EXPECT_EQ(a.wait(request), Status::kOk);
   EXPECT_EQ(in, 7);
+}
+
+// Ranks 0 and 1 on one host, rank 2 on another; messages between hosts below 64 bytes go over
+// the "far" fabric, the others over the "near" one.
+struct SplitTeam {
+  static constexpr std::size_t kFarBelow = 64;
+  LoopbackFabric nearFabric{3}, farFabric{3};
+  std::vector<std::unique_ptr<SplitTransport>> ranks;
+  SplitTeam() {
+    const int host[3] = {0, 0, 1};
+    for (int r = 0; r < 3; ++r) {
+      std::vector<bool> far(3);
+      for (int p = 0; p < 3; ++p) far[p] = host[p] != host[r];
+      ranks.push_back(std::make_unique<SplitTransport>(
+          std::make_unique<LoopbackTransport>(nearFabric, r),
+          std::make_unique<LoopbackTransport>(farFabric, r), far, kFarBelow));
+    }
+  }
+};
+
+TEST(SplitTransport, RoutesByPeerAndSize) {
+  SplitTeam team;
+  std::vector<char> small(16, 's'), large(100, 'l'), buf(100);
+  const P2POp ops[] = {P2POp::send(small.data(), small.size(), 1),
+                       P2POp::send(small.data(), small.size(), 2),
+                       P2POp::send(large.data(), large.size(), 2), P2POp::send(nullptr, 0, 2)};
+  ASSERT_EQ(team.ranks[0]->exchange(ops, 3), Status::kOk);
+  // Where each message went (take: 1 found, 0 not there).
+  EXPECT_EQ(team.nearFabric.take(0, 1, 3, buf.data(), 16, false), 1) << "same host: near";
+  EXPECT_EQ(team.farFabric.take(0, 2, 3, buf.data(), 16, false), 1) << "small, other host: far";
+  EXPECT_EQ(team.farFabric.take(0, 2, 3, buf.data(), 0, false), 1) << "empty, other host: far";
+  EXPECT_EQ(team.nearFabric.take(0, 2, 3, buf.data(), 100, false), 1) << "large: near";
+  EXPECT_EQ(team.nearFabric.take(0, 2, 3, buf.data(), 16, false), 0);
+  EXPECT_EQ(team.farFabric.take(0, 2, 3, buf.data(), 100, false), 0);
+  EXPECT_EQ(team.farFabric.take(0, 1, 3, buf.data(), 16, false), 0);
+}
+
+TEST(SplitTransport, MessagesMatchInOrderAcrossBothTransports) {
+  SplitTeam team;
+  std::vector<char> a(16, 'a'), b(100, 'b'), c(16, 'c');
+  std::vector<char> ra(16), rb(100), rc(16);
+  // Rank 2 posts first and tests: nothing there yet.
+  const P2POp recvs[] = {P2POp::recv(ra.data(), ra.size(), 0), P2POp::recv(rb.data(), rb.size(), 0),
+                         P2POp::recv(rc.data(), rc.size(), 0)};
+  Transport::Request request;
+  ASSERT_EQ(team.ranks[2]->start(recvs, 9, &request), Status::kOk);
+  bool done = true;
+  ASSERT_EQ(team.ranks[2]->test(request, &done), Status::kOk);
+  EXPECT_FALSE(done);
+  EXPECT_EQ(team.ranks[0]->send(a.data(), a.size(), 2, 9), Status::kOk);
+  EXPECT_EQ(team.ranks[0]->send(b.data(), b.size(), 2, 9), Status::kOk);
+  ASSERT_EQ(team.ranks[2]->test(request, &done), Status::kOk);
+  EXPECT_FALSE(done) << "the third message has not been sent";
+  EXPECT_EQ(team.ranks[0]->send(c.data(), c.size(), 2, 9), Status::kOk);
+  ASSERT_EQ(team.ranks[2]->wait(request), Status::kOk);
+  EXPECT_FALSE(request);
+  EXPECT_EQ(ra, a);
+  EXPECT_EQ(rb, b);
+  EXPECT_EQ(rc, c);
+}
+
+TEST(SplitTransport, AFailureOnEitherSideIsReported) {
+  SplitTeam team;
+  std::vector<char> small(16, 's'), large(100, 'l'), wrongSmall(8), wrongLarge(99);
+  ASSERT_EQ(team.ranks[0]->send(small.data(), small.size(), 2, 1), Status::kOk);
+  ASSERT_EQ(team.ranks[0]->send(large.data(), large.size(), 2, 2), Status::kOk);
+  // Receives of the wrong size: the far one (8 bytes), then the near one (99 bytes).
+  EXPECT_NE(team.ranks[2]->recv(wrongSmall.data(), wrongSmall.size(), 0, 1), Status::kOk);
+  EXPECT_NE(team.ranks[2]->recv(wrongLarge.data(), wrongLarge.size(), 0, 2), Status::kOk);
+}
+
+// A batch with operations on one transport only, or on none, completes through wait and test.
+TEST(SplitTransport, BatchesOnOneSideOrNoneComplete) {
+  SplitTeam team;
+  Transport::Request request;
+  ASSERT_EQ(team.ranks[0]->start({}, 4, &request), Status::kOk);
+  EXPECT_EQ(team.ranks[0]->wait(request), Status::kOk);
+  EXPECT_FALSE(request);
+  ASSERT_EQ(team.ranks[0]->start({}, 4, &request), Status::kOk);
+  bool done = false;
+  EXPECT_EQ(team.ranks[0]->test(request, &done), Status::kOk);
+  EXPECT_TRUE(done);
+  std::vector<char> small(16, 's'), got(16);
+  for (int peer : {1, 2}) {  // near only, then far only
+    const P2POp send[] = {P2POp::send(small.data(), small.size(), peer)};
+    ASSERT_EQ(team.ranks[0]->start(send, 5, &request), Status::kOk);
+    EXPECT_EQ(team.ranks[0]->wait(request), Status::kOk);
+    EXPECT_EQ(team.ranks[peer]->recv(got.data(), got.size(), 0, 5), Status::kOk);
+    EXPECT_EQ(got, small);
+  }
 }
 
 TEST(UcxTag, FieldsKeepCommunicatorsTagsAndSourcesApart) {
