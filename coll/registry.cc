@@ -126,10 +126,7 @@ constexpr std::array kAlgorithms = {
               // One cost model for every level cannot weigh the traffic it saves between nodes:
               // chosen by rules only (docs/TUNING.md).
               nullptr,
-              [](const CallShape& c) {
-                return c.nodes >= 2 && c.maxPerNode >= 2 &&
-                       c.count >= static_cast<std::size_t>(c.maxPerNode);
-              }},
+              [](const CallShape& c) { return c.nodes >= 2 && c.maxPerNode >= 2 && c.count >= 1; }},
     Algorithm{kAllreduce, "shm",
               "node shared memory: copy in, each rank reduces its slice of all in rank order, "
               "copy out; 2 rounds per buffer-sized chunk",

@@ -44,12 +44,11 @@ const std::string_view kDefaultTune =
     "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-32K:np=3-5:@shm"
     "#alltoall:0-32K:np=3-5:@shm"
     // Teams over several nodes: node steps in shared memory, only each rank's slice between
-    // nodes. Serves nothing on one node, nor counts below the ranks per node (the rules above
-    // decide there). Measured across real hosts (docs/PERFORMANCE.md, "Across hosts": 2 x 2 over
-    // a 1 Gbit/s link, both placements): one crossing instead of k-nomial's two, 1.07-1.37x at
-    // 16 B - 1 KiB, 1.6-2.0x at 4-16 KiB, parity from 64 KiB; emulated 2 x 2 over TCP, 1.3-5.5x
-    // the flat ring from 64 KiB. These rules take unequal nodes (2+1+1, 3+1) too, where they
-    // were not measured (docs/TUNING.md).
+    // nodes. Serves nothing on one node (the rules above decide there). Measured across real hosts
+    // (docs/PERFORMANCE.md, "Across hosts": 2 x 2 over a 1 Gbit/s link, both placements): one
+    // crossing instead of k-nomial's two, 1.07-1.37x at 16 B - 1 KiB, 1.6-2.0x at 4-16 KiB, parity
+    // from 64 KiB; emulated 2 x 2 over TCP, 1.3-5.5x the flat ring from 64 KiB. These rules take
+    // unequal nodes (2+1+1, 3+1) too, where they were not measured (docs/TUNING.md).
     "#allreduce:@hierarchical"
     // Likewise bcast at every size: across hosts 1.17-1.54x below 1 KiB host by host, 1.2-2.0x
     // at 1-16 KiB round-robin (the binomial tree crosses twice), parity elsewhere; emulated

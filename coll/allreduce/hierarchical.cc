@@ -15,7 +15,9 @@
 // every byte across the network; here the inter-node traffic per node is cut by L. On unequal
 // nodes a rank of a node of L ranks moves S/L slices in S/L steps: its node still sends n bytes
 // across the network in all, in pieces of n/S.
-// Preconditions: a commutative operation; N >= 2, some node holding 2 or more ranks, count >= S
+// Fewer elements than S (a loss scalar, a flag): count slices of one element, so that some local
+// ranks own none and sit out the step between nodes; the vector still crosses once.
+// Preconditions: a commutative operation; N >= 2, some node holding 2 or more ranks, count >= 1
 // (the registry's serves); anything else runs recursive doubling, which is correct for every
 // call. Every slice is reduced identically on every rank that owns it, then copied:
 // bitwise-identical results. Result: recvbuf on every rank.
@@ -35,12 +37,12 @@ namespace overpass {
 
 Status allreduceHierarchical(const CollArgs& args, Team& team) {
   const Topology* topo = team.topology;
-  if (!overSeveralNodes(team) || args.count < static_cast<std::size_t>(topo->maxRanksPerNode()))
-    return allreduceRecursiveDoubling(args, team);
+  if (!overSeveralNodes(team) || args.count == 0) return allreduceRecursiveDoubling(args, team);
   OVERPASS_TRACE("hierarchical allreduce over %s", topo->summary().c_str());
   const int rank = team.rank(), node = topo->nodeOf(rank), local = topo->localRank(rank);
   const int nodeSize = topo->nodeSize(node), nodes = topo->nodeCount();
-  const int sliceCount = topo->maxRanksPerNode();
+  const int sliceCount =
+      static_cast<int>(std::min<std::size_t>(topo->maxRanksPerNode(), args.count));
   auto* out = static_cast<unsigned char*>(args.recvbuf);
 
   // Slice `s`, in place, among its owners on every node: an allreduce of its own, its algorithm

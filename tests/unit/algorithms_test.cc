@@ -724,7 +724,9 @@ TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
   for (const Layout& layout : layoutsOver({{2, 2}, {2, 3}, {3, 2}, {4, 2}, {2, 4}, {3, 3}})) {
     const Topology& topo = layout.topo;
     const int p = topo.size();
-    for (std::size_t n : {static_cast<std::size_t>(topo.maxRanksPerNode()), std::size_t{7},
+    // Fewer elements than ranks on a node (1, S - 1) too: some ranks own no slice.
+    for (std::size_t n : {std::size_t{1}, static_cast<std::size_t>(topo.maxRanksPerNode() - 1),
+                          static_cast<std::size_t>(topo.maxRanksPerNode()), std::size_t{7},
                           std::size_t{1001}, std::size_t{1} << 16})
       for (int variant = 0; variant < 4; ++variant) {
         const bool inPlace = variant % 2, nodeShm = variant / 2;
@@ -910,6 +912,23 @@ TEST(Hierarchical, OverTwoUnequalNodesEachNodeSendsWhatThePlanSays) {
         return std::pair<std::size_t, std::size_t>{from[0], from[1]};
       };
       EXPECT_EQ(across(allreduce, 0), std::pair(bytes, bytes)) << where;
+      // One element: it still crosses once each way, from the one rank per node that owns it.
+      {
+        std::atomic<std::size_t> from[2] = {0, 0};
+        runOverNodes(
+            topo, nodeShm,
+            [&](Team& team) {
+              std::int32_t in = team.rank() + 1, out = -7;
+              CollArgs a = reductionArgs(Collective::kAllreduce, 1);
+              a.sendbuf = &in;
+              a.recvbuf = &out;
+              ASSERT_EQ(allreduce.run(a, team), Status::kOk);
+              EXPECT_EQ(out, topo.size() * (topo.size() + 1) / 2) << where;
+            },
+            from);
+        EXPECT_EQ(from[0].load(), sizeof(std::int32_t)) << where << " one element";
+        EXPECT_EQ(from[1].load(), sizeof(std::int32_t)) << where << " one element";
+      }
       // On 3+1, both exchanges of recursive doubling leave the node of one rank: 2n bytes.
       if (topo.size() == 4) {
         EXPECT_NE(across(flat, 0), std::pair(bytes, bytes)) << where;

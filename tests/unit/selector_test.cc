@@ -197,9 +197,9 @@ TEST(Selector, HierarchicalServesUnequalNodes) {
   CallShape few = shape(Collective::kAllreduce, 8, 4);  // 2 elements, a node of 3 ranks
   few.nodes = 2;
   few.maxPerNode = 3;
+  EXPECT_TRUE(hierarchical.canServe(few)) << "fewer elements than ranks per node: served";
+  few.count = 0;
   EXPECT_FALSE(hierarchical.canServe(few));
-  few.maxPerNode = 2;
-  EXPECT_TRUE(hierarchical.canServe(few));
 }
 
 // Across real hosts (docs/PERFORMANCE.md, "Across hosts") the hierarchical allreduce and bcast
@@ -213,7 +213,7 @@ TEST(Selector, HierarchicalSizesMeasuredAcrossHosts) {
     return std::string(s.select(call).algorithm->name);
   };
   EXPECT_EQ(over(Collective::kAllreduce, 8), "hierarchical");
-  EXPECT_EQ(over(Collective::kAllreduce, 4), "knomial") << "one float: fewer elements than ranks";
+  EXPECT_EQ(over(Collective::kAllreduce, 4), "hierarchical") << "one float: crosses once too";
   EXPECT_EQ(over(Collective::kAllreduce, 8 << 10), "hierarchical");
   EXPECT_EQ(over(Collective::kBcast, 4), "hierarchical");
   EXPECT_EQ(over(Collective::kBcast, 1 << 10), "hierarchical");
