@@ -19,8 +19,10 @@ namespace overpass {
 
 // The vector cut into `slices` slices whose sizes differ by at most one element (the first
 // count % slices hold one more), grouped into `size` blocks of consecutive slices: block b holds
-// slices [b slices / size, (b + 1) slices / size), at least one each. By default one slice per
-// block; the hierarchical reductions group the slices of unequal nodes (coll/node_slices.h).
+// slices [b slices / size, (b + 1) slices / size): at least one each where slices >= size (the
+// hierarchical allreduce of fewer elements than ranks per node leaves some blocks empty). By
+// default one slice per block; the hierarchical reductions group the slices of unequal nodes
+// (coll/node_slices.h).
 struct RingBlocks {
   std::size_t element, base, extra;  // bytes per element; elements per slice, slices with one more
   int size, slices;

@@ -30,9 +30,8 @@ enum Slot { kInSlot = 0, kOutSlot = 1, kCopySlot = 2 };
 int errorCode(CommState& state, Status status) {
   Transport* transport = state.engine->transport.get();
   if (auto* split = dynamic_cast<SplitTransport*>(transport)) transport = &split->near();
-  if (auto* pmpi = dynamic_cast<PmpiTransport*>(transport);
-      pmpi && pmpi->lastError() != MPI_SUCCESS)
-    return pmpi->lastError();
+  if (auto* pmpi = dynamic_cast<PmpiTransport*>(transport))
+    if (const int rc = pmpi->takeLastError(); rc != MPI_SUCCESS) return rc;
   switch (status) {
     case Status::kNoMemory:
       return MPI_ERR_NO_MEM;

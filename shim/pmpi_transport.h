@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <utility>
 #include <vector>
 
 #include "common/bootstrap.h"
@@ -19,8 +20,10 @@ class PmpiTransport final : public Transport {
   Status start(std::span<const P2POp> ops, int tag, Request* request) override;
   Status test(Request& request, bool* done) override;
   Status wait(Request& request) override;
-  // The MPI error code of the last failure, to raise through the application's error handler.
-  int lastError() const { return lastError_; }
+  // The MPI error code of the last failure not yet taken (MPI_SUCCESS: none), to raise through the
+  // application's error handler; taking it clears it, so that a later failure of another kind
+  // (the UCX part of a SplitTransport) is not reported with a stale code.
+  int takeLastError() { return std::exchange(lastError_, MPI_SUCCESS); }
 
  private:
   Status fail(int rc, const char* what);

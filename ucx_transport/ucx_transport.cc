@@ -149,6 +149,26 @@ struct UcxContext::Impl {
     pthread_sigmask(SIG_SETMASK, &all, &previous);
     progressThread = std::thread([this] { progressLoop(); });
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    // A program that calls exit() without MPI_Finalize must not leave the thread inside UCX while
+    // UCX's libraries are torn down.
+    static const bool registered = std::atexit(stopAtExit) == 0;
+    (void)registered;
+    live.store(this);
+  }
+
+  void stopProgressThread() {
+    if (!progressThread.joinable()) return;
+    stopProgress.store(true, std::memory_order_release);
+    const std::uint64_t one = 1;
+    if (write(wakeFd, &one, sizeof(one)) < 0) {
+    }
+    progressThread.join();
+  }
+
+  // The context whose progress thread runs (one per process), for stopAtExit.
+  static inline std::atomic<Impl*> live{nullptr};
+  static void stopAtExit() {
+    if (Impl* impl = live.exchange(nullptr)) impl->stopProgressThread();
   }
 
   void progressLoop() {
@@ -166,9 +186,11 @@ struct UcxContext::Impl {
       threadTurn.store(true, std::memory_order_seq_cst);
       bool rearm = false;
       if (entries.load(std::memory_order_seq_cst) == ended) {  // else a call has just begun
-        while (ucp_worker_progress(worker) != 0) {
-        }
-        rearm = workerFd >= 0 && ucp_worker_arm(worker) == UCS_ERR_BUSY;
+        // Until the worker is idle, or a call arrives (it waits for this turn to end).
+        bool idle = false;
+        while (!idle && entries.load(std::memory_order_seq_cst) == ended)
+          idle = ucp_worker_progress(worker) == 0;
+        rearm = !idle || (workerFd >= 0 && ucp_worker_arm(worker) == UCS_ERR_BUSY);
         threadTurn.store(false, std::memory_order_release);
         if (rearm) continue;
         poll(fds, armed, workerFd >= 0 ? kProgressSafetyMs : kIdlePollMs);
@@ -196,13 +218,9 @@ struct UcxContext::Impl {
   };
 
   ~Impl() {
-    if (progressThread.joinable()) {
-      stopProgress.store(true, std::memory_order_release);
-      const std::uint64_t one = 1;
-      if (write(wakeFd, &one, sizeof(one)) < 0) {
-      }
-      progressThread.join();
-    }
+    Impl* self = this;
+    live.compare_exchange_strong(self, nullptr);
+    stopProgressThread();
     if (wakeFd >= 0) close(wakeFd);
     for (ucp_ep_h ep : endpoints) {
       if (!ep) continue;
