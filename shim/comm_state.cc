@@ -256,9 +256,8 @@ std::unique_ptr<Transport> makeTransport(MPI_Comm comm, CommEngine& engine,
   Runtime& rt = runtime();
   std::vector<bool> far = otherHosts(world, rank);
   const bool acrossHosts = std::find(far.begin(), far.end(), true) != far.end();
-  auto pmpi = std::make_unique<PmpiTransport>(engine.dup);
   const bool split = rt.config.transport == TransportKind::kAuto;
-  if (!rt.ucx || (split && !acrossHosts)) return pmpi;
+  if (!rt.ucx || (split && !acrossHosts)) return std::make_unique<PmpiTransport>(engine.dup);
   char name[MPI_MAX_OBJECT_NAME] = "";
   int len = 0;
   PMPI_Comm_get_name(comm, name, &len);
@@ -266,8 +265,8 @@ std::unique_ptr<Transport> makeTransport(MPI_Comm comm, CommEngine& engine,
   auto ucx = std::make_unique<UcxTransport>(*rt.ucx, world, rank, engine.ucxCommId,
                                             len ? name : "unnamed");
   if (!split) return ucx;
-  return std::make_unique<SplitTransport>(std::move(pmpi), std::move(ucx), std::move(far),
-                                          kAutoUcxBelow);
+  return std::make_unique<SplitTransport>(std::make_unique<PmpiTransport>(engine.dup),
+                                          std::move(ucx), std::move(far), kAutoUcxBelow);
 }
 
 // Which transport serves each level of the communicator, for the info log.

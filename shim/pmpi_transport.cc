@@ -1,7 +1,5 @@
 #include "shim/pmpi_transport.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <climits>
 
@@ -94,21 +92,10 @@ Status PmpiTransport::test(Request& request, bool* done) {
   return rc == MPI_SUCCESS ? Status::kOk : fail(rc, "completion");
 }
 
+// Polls rather than MPI_Waitall, which spins unless Open MPI is told to yield
+// (mpi_yield_when_idle): after a while the core goes to whoever shares it between polls.
 Status PmpiTransport::wait(Request& request) {
-  auto& batch = static_cast<PmpiBatch&>(*request);
-  // Polls rather than MPI_Waitall, which spins unless Open MPI is told to yield
-  // (mpi_yield_when_idle): after a while the core goes to whoever shares it between polls.
-  int rc = MPI_SUCCESS;
-  for (int polls = 0;; ++polls) {
-    int flag = 0;
-    rc = PMPI_Testall(static_cast<int>(batch.requests.size()), batch.requests.data(), &flag,
-                      MPI_STATUSES_IGNORE);
-    if (flag || rc != MPI_SUCCESS) break;
-    if (polls >= kPollsBeforeYield) sched_yield();
-  }
-  request.reset();
-  noteProgress();
-  return rc == MPI_SUCCESS ? Status::kOk : fail(rc, "completion");
+  return pollUntilDone(request);
 }
 
 PmpiBootstrap::PmpiBootstrap(MPI_Comm comm) : comm_(comm) {

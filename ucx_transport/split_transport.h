@@ -7,13 +7,10 @@
 // library's point-to-point for the rest (docs/PERFORMANCE.md, "Transport decision").
 #pragma once
 
-#include <sched.h>
-
 #include <cstddef>
 #include <memory>
 #include <vector>
 
-#include "common/progress.h"
 #include "ucx_transport/transport.h"
 
 namespace overpass {
@@ -80,12 +77,7 @@ class SplitTransport final : public Transport {
       request.reset();
       return s;
     }
-    for (int polls = 0;; ++polls) {
-      bool done = false;
-      OVERPASS_CHECK(test(request, &done));
-      if (done) return Status::kOk;
-      if (polls >= kPollsBeforeYield) sched_yield();
-    }
+    return pollUntilDone(request);
   }
 
  private:

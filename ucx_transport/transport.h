@@ -5,10 +5,13 @@
 // (shim/pmpi_transport.cc), in-process threads (loopback_transport.h), UCX (ucx_transport.h).
 #pragma once
 
+#include <sched.h>
+
 #include <cstddef>
 #include <memory>
 #include <span>
 
+#include "common/progress.h"
 #include "common/status.h"
 
 namespace overpass {
@@ -48,6 +51,17 @@ class Transport {
   virtual Status test(Request& request, bool* done) = 0;
   // Completes every operation of the request and releases it.
   virtual Status wait(Request& request) = 0;
+
+  // Completes the request by polling test(), giving the core away (sched_yield) between polls
+  // after kPollsBeforeYield fruitless ones: for the waits that would otherwise spin.
+  Status pollUntilDone(Request& request) {
+    for (int polls = 0;; ++polls) {
+      bool done = false;
+      OVERPASS_CHECK(test(request, &done));
+      if (done) return Status::kOk;
+      if (polls >= kPollsBeforeYield) sched_yield();
+    }
+  }
 
   // Completes every request still in flight (null ones are skipped), also after a failure, so
   // that an algorithm returning an error leaves nothing posted that could match a later call's

@@ -206,12 +206,7 @@ struct UcxContext::Impl {
       impl.entries.fetch_add(1, std::memory_order_seq_cst);
       while (impl.threadTurn.load(std::memory_order_seq_cst)) sched_yield();
     }
-    ~Use() {
-      if (impl.options.multiThread)
-        impl.exits.fetch_add(1, std::memory_order_release);
-      else  // one call at a time: a plain increment
-        impl.exits.store(impl.exits.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-    }
+    ~Use() { impl.exits.fetch_add(1, std::memory_order_release); }
     Use(const Use&) = delete;
     Use& operator=(const Use&) = delete;
     Impl& impl;
