@@ -31,6 +31,9 @@ struct CollArgs {
   ReduceOp op = ReduceOp::kSum;
   const UserReduce* user = nullptr;  // for ReduceOp::kUser
   int root = 0;
+  // Every significant buffer of this rank lies in device memory (the shim classifies a call's
+  // buffers once): what a device algorithm (coll/device_ipc.h) offers its peers.
+  bool onDevice = false;
 };
 
 }  // namespace overpass

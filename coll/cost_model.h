@@ -7,6 +7,8 @@
 
 #include <bit>
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 
 #include "common/collective.h"
 
@@ -17,6 +19,15 @@ struct CostModel {
   double beta;   // seconds per byte sent (one link, one direction)
   double gamma;  // seconds per byte reduced
 };
+
+// The memory a call's selection is made for (the tune grammar's `mem=` field). `kDevice` on a
+// communicator where some rank may pass device buffers (agreed once, when its engine is built),
+// `kHost` elsewhere: a fact every rank shares, unlike the memory of one rank's buffers, which only
+// the algorithms that touch peers' buffers need and agree on themselves (docs/GPU.md).
+enum class CallMemory : std::uint8_t { kHost, kDevice };
+constexpr std::string_view callMemoryName(CallMemory m) {
+  return m == CallMemory::kDevice ? "device" : "host";
+}
 
 // A call as selection sees it. Every field is equal on every rank of the communicator (MPI's
 // matching rules), so every rank selects the same algorithm.
@@ -30,6 +41,10 @@ struct CallShape {
   int nodes = 1;              // nodes the team spans
   int maxPerNode = 0;         // ranks on the node that holds the most (nodes may differ)
   bool acrossNodes = false;   // the inter-node step of a hierarchical algorithm (selectStep)
+  CallMemory mem = CallMemory::kHost;
+  // The call is the concatenation of independent calls on ranges of its elements (reductions
+  // with a predefined operation): the staging pipeline may run it chunk by chunk.
+  bool splittable = false;
 };
 
 // Helpers for the cost formulas of the registry.

@@ -15,13 +15,10 @@ struct Offer {
   IpcHandle out;       // allreduce: the receive buffer, whose slices peers copy
 };
 
-bool onDevice(DeviceMemory& memory, const void* p) {
-  return memory.classify(p).kind == MemoryKind::kDevice;
-}
-
-// This rank's offer for `args`.
+// This rank's offer for `args` (whose buffers the shim found on the device: args.onDevice).
 Offer offer(const CollArgs& args, int rank, int size, DeviceMemory& memory) {
   Offer o{};
+  if (!args.onDevice) return o;
   const std::size_t all = args.bytes * static_cast<std::size_t>(size);
   switch (args.coll) {
     case Collective::kAllreduce:
@@ -30,12 +27,10 @@ Offer offer(const CollArgs& args, int rank, int size, DeviceMemory& memory) {
                memory.exportIpc(args.recvbuf, args.bytes, &o.out);
       break;
     case Collective::kBcast:
-      o.able = rank == args.root ? memory.exportIpc(args.recvbuf, args.bytes, &o.in)
-                                 : onDevice(memory, args.recvbuf);
+      o.able = rank == args.root ? memory.exportIpc(args.recvbuf, args.bytes, &o.in) : 1;
       break;
     case Collective::kAlltoall:
-      o.able = args.sendbuf != args.recvbuf && memory.exportIpc(args.sendbuf, all, &o.in) &&
-               onDevice(memory, args.recvbuf);
+      o.able = args.sendbuf != args.recvbuf && memory.exportIpc(args.sendbuf, all, &o.in);
       break;
     default:
       break;

@@ -12,14 +12,33 @@ namespace {
 
 using enum Collective;
 
-#define OVERPASS_PMPI(c)                                                 \
-  Algorithm {                                                            \
-    c, kPmpiName, "the MPI library's own implementation (PMPI)", nullptr \
+#define OVERPASS_PMPI(c)                                                                           \
+  Algorithm {                                                                                      \
+    c, kPmpiName, "the MPI library's own implementation (PMPI)", nullptr, nullptr, nullptr, false, \
+        AlgorithmKind::kPmpi                                                                       \
   }
-// coll/device_ipc.h: one function for the three collectives.
-#define OVERPASS_DEVICE_IPC(c, description)                                 \
-  Algorithm {                                                               \
-    c, kDeviceIpcName, description, deviceIpc, nullptr, nullptr, true, true \
+// coll/device_ipc.h: one function for the three collectives, on one node, for device memory
+// (rules only: docs/GPU.md). Results combine in rank order.
+constexpr bool deviceOnOneNode(const CallShape& c) {
+  return c.mem == CallMemory::kDevice && c.shmBuffer > 0 && c.bytes > 0;
+}
+#define OVERPASS_DEVICE_IPC(c, description)                                    \
+  Algorithm {                                                                  \
+    c, kDeviceIpcName, description, deviceIpc, nullptr, deviceOnOneNode, true, \
+        AlgorithmKind::kDevice                                                 \
+  }
+// The staging pipeline of the shim (docs/GPU.md): every chunk is a call of its own, selected for
+// its size, so deterministic mode holds where the chunks' algorithms keep it (they are selected
+// as ordered calls). Rules only.
+constexpr bool splittableOnDevice(const CallShape& c) {
+  return c.mem == CallMemory::kDevice && c.splittable;
+}
+#define OVERPASS_STAGED_PIPELINE(c)                                                              \
+  Algorithm {                                                                                    \
+    c, kStagedPipelineName,                                                                      \
+        "device buffers: the call in chunks, each a call of its own on host copies, the copies " \
+        "to and from the device overlapping the chunks' collectives",                            \
+        nullptr, nullptr, splittableOnDevice, true, AlgorithmKind::kPipeline                     \
   }
 
 // Cost formulas (coll/cost_model.h): p ranks, n = call.bytes (one rank's contribution), alpha per
@@ -135,6 +154,7 @@ constexpr std::array kAlgorithms = {
                 return shmCost(m, 2 * chunks(c, c.bytes), 3.0 * c.bytes);
               },
               onOneNode, true},
+    OVERPASS_STAGED_PIPELINE(kAllreduce),
     OVERPASS_DEVICE_IPC(kAllreduce,
                         "device buffers on one node: each rank reduces its slice of the peers' "
                         "buffers on the device (IPC), then copies the others' slices"),
@@ -297,6 +317,7 @@ constexpr std::array kAlgorithms = {
                 return shmCost(m, 2 * chunks(c, c.bytes), 2.0 * c.bytes);
               },
               onOneNode, true},
+    OVERPASS_STAGED_PIPELINE(kReduce),
     // ---- allgather ----
     OVERPASS_PMPI(kAllgather),
     Algorithm{kAllgather, "ring", "p-1 steps around a ring, one block per step", allgatherRing,
@@ -395,12 +416,6 @@ const Algorithm* findAlgorithm(Collective coll, std::string_view name) {
 
 const Algorithm& pmpiAlgorithm(Collective coll) {
   return *findAlgorithm(coll, kPmpiName);
-}
-
-const Algorithm* deviceAlgorithm(Collective coll) {
-  for (const Algorithm& a : kAlgorithms)
-    if (a.coll == coll && a.device) return &a;
-  return nullptr;
 }
 
 std::span<const std::string_view> algorithmNames() {

@@ -1,5 +1,7 @@
 #include "coll/selector.h"
 
+#include <algorithm>
+
 #include <limits>
 
 namespace overpass {
@@ -71,6 +73,23 @@ std::optional<Selector> Selector::create(const Config& config, std::vector<std::
     return std::nullopt;
   }
   s.rules_ = std::move(*defaults);
+  // Device buffers (docs/GPU.md): large splittable calls through the staging pipeline, and on one
+  // node the IPC algorithms above it (a rule decides only where its algorithm serves the call:
+  // device_ipc serves one-node teams only). Built from the configuration, in the same grammar.
+  std::string device;
+  if (config.gpuChunk)
+    for (const char* coll : {"allreduce", "reduce"})
+      device += std::string("#") + coll + ":mem=device:" + formatSize(2 * config.gpuChunk) +
+                "-inf:@staged_pipeline";
+  if (config.gpuIpc)
+    for (const char* coll : {"allreduce", "bcast", "alltoall"})
+      device += std::string("#") + coll + ":mem=device:@device_ipc";
+  if (auto rules = parseTune(device.empty() ? device : device.substr(1), &error)) {
+    s.rules_.insert(s.rules_.end(), rules->begin(), rules->end());
+  } else {  // a defect of this file, as for the defaults
+    errors->push_back("device tune rules: " + error);
+    return std::nullopt;
+  }
   if (auto user = parseTune(config.tune, &error)) {
     s.rules_.insert(s.rules_.end(), user->begin(), user->end());
   } else {
@@ -92,11 +111,15 @@ std::optional<Selector> Selector::create(const Config& config, std::vector<std::
   return s;
 }
 
-Selection Selector::select(const CallShape& call) const {
+Selection Selector::select(const CallShape& call,
+                           std::span<const Algorithm* const> excluded) const {
   Selection s;
+  auto allowed = [&](const Algorithm& a) {
+    return a.canServe(call) && std::find(excluded.begin(), excluded.end(), &a) == excluded.end();
+  };
   for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
-    if (!it->matches(call.coll, call.bytes, call.teamSize, call.acrossNodes)) continue;
-    if (it->algorithm->canServe(call)) {
+    if (!it->matches(call)) continue;
+    if (allowed(*it->algorithm)) {
       s.algorithm = it->algorithm;
       s.rule = &*it;
       return s;
@@ -105,7 +128,7 @@ Selection Selector::select(const CallShape& call) const {
   }
   double best = std::numeric_limits<double>::infinity();
   for (const Algorithm& a : algorithms()) {
-    if (a.coll != call.coll || a.cost == nullptr || !a.canServe(call)) continue;
+    if (a.coll != call.coll || a.cost == nullptr || !allowed(a)) continue;
     const double cost = a.cost(call, model_);
     if (cost < best) {
       best = cost;

@@ -122,6 +122,20 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
         *why = "'" + std::string(f) + "' is not a level: level=team or level=nodes";
         return std::nullopt;
       }
+    } else if (f.rfind("mem=", 0) == 0) {
+      const std::string_view m = f.substr(4);
+      if (rule.mem) {
+        *why = "'" + std::string(f) + "': a second memory in one rule";
+        return std::nullopt;
+      }
+      if (m == "host") {
+        rule.mem = CallMemory::kHost;
+      } else if (m == "device") {
+        rule.mem = CallMemory::kDevice;
+      } else {
+        *why = "'" + std::string(f) + "' is not a memory: mem=host or mem=device";
+        return std::nullopt;
+      }
     } else if (std::size_t lo = 0, hi = 0; parseRange(f, &lo, &hi)) {
       if (sized) {
         *why = "'" + std::string(f) + "': a second size range in one rule";
@@ -137,7 +151,7 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
     } else {
       *why = "'" + std::string(f) +
              "' is neither a size range (LO-HI with K/M/G or inf, LO < HI), np=..., "
-             "level=..., nor @algorithm";
+             "level=..., mem=..., nor @algorithm";
       return std::nullopt;
     }
   }

@@ -7,6 +7,8 @@
 //           | 'level=team' | 'level=nodes'     only whole calls, or only the step of a
 //                                              hierarchical algorithm among one rank per node
 //                                              (without: both)
+//           | 'mem=host' | 'mem=device'        only calls on communicators where no rank, or
+//                                              some rank, may pass device buffers (without: both)
 //           | '@' algorithm                    a name of the registry, or pmpi
 //   range  := size '-' size
 //   size   := digits ('K' | 'M' | 'G')? | 'inf'     (K = 1024; letters in either case)
@@ -37,13 +39,15 @@ struct TuneRule {
   int minRanks = 1;
   int maxRanks = std::numeric_limits<int>::max();  // exclusive; max = inf
   Level level = Level::kAny;
+  std::optional<CallMemory> mem;  // none: both
   const Algorithm* algorithm = nullptr;
   std::string text;  // the rule as written, for messages and overpass-info
 
-  // `acrossNodes`: the call is the inter-node step of a hierarchical algorithm.
-  bool matches(Collective c, std::size_t bytes, int ranks, bool acrossNodes = false) const {
-    return c == coll && bytes >= minBytes && bytes < maxBytes && ranks >= minRanks &&
-           ranks < maxRanks && (level == Level::kAny || (level == Level::kNodes) == acrossNodes);
+  bool matches(const CallShape& call) const {
+    return call.coll == coll && call.bytes >= minBytes && call.bytes < maxBytes &&
+           call.teamSize >= minRanks && call.teamSize < maxRanks &&
+           (level == Level::kAny || (level == Level::kNodes) == call.acrossNodes) &&
+           (!mem || *mem == call.mem);
   }
 };
 

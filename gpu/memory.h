@@ -99,6 +99,11 @@ class DeviceMemory {
   }
 };
 
+// Whether `p` is memory only the device can touch (null: no).
+inline bool onDevice(DeviceMemory& memory, const void* p) {
+  return p && !memory.classify(p).hostAccessible();
+}
+
 // Memory of a backend, grown on demand and kept (per communicator): slots allocated through the
 // backend active when a slot grows, and freed through the same one. HostStaging holds host copies
 // of device buffers, DeviceScratch the device memory of the device algorithms.

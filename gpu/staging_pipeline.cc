@@ -5,12 +5,12 @@
 
 namespace overpass {
 
-Status runPipelined(DeviceMemory& memory, const void* in, void* out, const PipelinePlan& plan,
-                    unsigned char* staging, const PipelineStep& step) {
+Status runPipelined(DeviceMemory& memory, const void* in, bool inDevice, void* out, bool outDevice,
+                    const PipelinePlan& plan, unsigned char* staging, const PipelineStep& step) {
   using Ticket = DeviceMemory::Ticket;
   const bool inPlace = in != nullptr && in == out;
-  const bool inDevice = in && !memory.classify(in).hostAccessible();
-  const bool outDevice = out && !memory.classify(out).hostAccessible();
+  inDevice = in && inDevice;
+  outDevice = out && outDevice;
   const int depth = std::max(plan.depth, 2);
   const std::size_t chunks = (plan.bytes + plan.chunk - 1) / plan.chunk;
   unsigned char* inSlots = staging;

@@ -31,10 +31,11 @@ inline std::size_t pipelineStagingBytes(const PipelinePlan& plan) {
   return 2 * static_cast<std::size_t>(plan.depth < 2 ? 2 : plan.depth) * plan.chunk;
 }
 
-// `in` and `out`: this rank's buffers (null: none), each in device memory or not as `memory`
-// classifies them; in == out: in place. Buffers on the host are read and written in place, so a
-// call with no device buffer runs the steps straight on them. `staging`: pipelineStagingBytes.
-Status runPipelined(DeviceMemory& memory, const void* in, void* out, const PipelinePlan& plan,
-                    unsigned char* staging, const PipelineStep& step);
+// `in` and `out`: this rank's buffers (null: none), in device memory where `inDevice` and
+// `outDevice` say (the caller classified them); in == out: in place. Buffers on the host are read
+// and written in place, so a call with no device buffer runs the steps straight on them.
+// `staging`: pipelineStagingBytes.
+Status runPipelined(DeviceMemory& memory, const void* in, bool inDevice, void* out, bool outDevice,
+                    const PipelinePlan& plan, unsigned char* staging, const PipelineStep& step);
 
 }  // namespace overpass

@@ -11,7 +11,6 @@ int DeviceStaging::add(const void*& buf, std::size_t count, MPI_Datatype type, b
                        bool written) {
   if (buf == MPI_IN_PLACE || buf == nullptr || count == 0 || (!read && !written))
     return MPI_SUCCESS;
-  if (memory_.classify(buf).hostAccessible()) return MPI_SUCCESS;
   if (count_ == kMaxBuffers) return MPI_ERR_INTERN;
   // The span the elements occupy, relative to buf: [lo, hi).
   MPI_Aint lb = 0, extent = 0, trueLb = 0, trueExtent = 0;

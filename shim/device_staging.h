@@ -20,7 +20,8 @@ class DeviceStaging {
  public:
   DeviceStaging(DeviceMemory& memory, HostStaging& staging) : memory_(memory), staging_(staging) {}
 
-  // `buf` points at the call's pointer to `count` elements of `type`. Returns an MPI error code.
+  // `buf` points at the call's pointer to `count` elements of `type`, in device memory (the
+  // caller classified it). Returns an MPI error code.
   int add(const void*& buf, std::size_t count, MPI_Datatype type, bool read, bool written);
   int add(void*& buf, std::size_t count, MPI_Datatype type, bool read, bool written) {
     const void* p = buf;

@@ -167,14 +167,15 @@ void pipeline(DeviceMemory& m) {
     const overpass::PipelinePlan plan{bytes, chunk, 3};
     std::vector<unsigned char> staging(overpass::pipelineStagingBytes(plan));
     const auto start = Clock::now();
-    const Status s = overpass::runPipelined(m, in, out, plan, staging.data(),
-                                            [](std::size_t, std::size_t n, const void* a, void* b) {
-                                              const auto* x = static_cast<const unsigned char*>(a);
-                                              auto* y = static_cast<unsigned char*>(b);
-                                              for (std::size_t i = 0; i < n; ++i)
-                                                y[i] = static_cast<unsigned char>(x[i] ^ 0x5a);
-                                              return Status::kOk;
-                                            });
+    const Status s =
+        overpass::runPipelined(m, in, onDevice(m, in), out, onDevice(m, out), plan, staging.data(),
+                               [](std::size_t, std::size_t n, const void* a, void* b) {
+                                 const auto* x = static_cast<const unsigned char*>(a);
+                                 auto* y = static_cast<unsigned char*>(b);
+                                 for (std::size_t i = 0; i < n; ++i)
+                                   y[i] = static_cast<unsigned char>(x[i] ^ 0x5a);
+                                 return Status::kOk;
+                               });
     const double t = seconds(start, Clock::now());
     cudaMemcpy(result.data(), out, bytes, cudaMemcpyDeviceToHost);
     bool right = s == Status::kOk;

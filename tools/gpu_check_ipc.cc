@@ -74,6 +74,7 @@ class Rank {
     a.coll = c.coll;
     a.sendbuf = in;
     a.recvbuf = out;
+    a.onDevice = true;  // both allocated on the device
     switch (c.coll) {
       case Collective::kAllreduce:
         a.count = n;

@@ -223,11 +223,13 @@ int main(int argc, char** argv) {
 
   std::printf(
       "\n# Algorithms (collective, name: description; * combines in rank order, as "
-      "deterministic mode needs; [device]: taken where every buffer is on a device, never "
-      "selected)\n");
+      "deterministic mode needs; [device]: on device buffers, by rules with mem=device)\n");
   for (const Algorithm& a : algorithms())
-    std::printf("%-21s %-22s %s%s%s\n", std::string(collectiveName(a.coll)).c_str(), a.name.data(),
-                a.rankOrder ? "* " : "", a.device ? "[device] " : "", a.description.data());
+    std::printf(
+        "%-21s %-22s %s%s%s\n", std::string(collectiveName(a.coll)).c_str(), a.name.data(),
+        a.rankOrder ? "* " : "",
+        a.kind == AlgorithmKind::kDevice || a.kind == AlgorithmKind::kPipeline ? "[device] " : "",
+        a.description.data());
   std::printf("\n# Built-in tune rules (overpass-info --selection NP shows the effect)\n%s\n",
               kDefaultTune.empty() ? "(none)" : std::string(kDefaultTune).c_str());
 

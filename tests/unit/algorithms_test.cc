@@ -41,7 +41,7 @@ std::vector<std::size_t> countsFor(int p) {
 std::vector<const Algorithm*> algorithmsOf(Collective coll) {
   std::vector<const Algorithm*> out;
   for (const Algorithm& a : algorithms())
-    if (a.coll == coll && !a.isPmpi() && !a.device) out.push_back(&a);
+    if (a.coll == coll && a.kind == AlgorithmKind::kHost) out.push_back(&a);
   return out;
 }
 
@@ -269,7 +269,7 @@ std::vector<std::vector<unsigned char>> runReduction(
 std::vector<const Algorithm*> reductionAlgorithms() {
   std::vector<const Algorithm*> out;
   for (const Algorithm& a : algorithms())
-    if (isReduction(a.coll) && !a.isPmpi() && !a.device) out.push_back(&a);
+    if (isReduction(a.coll) && a.kind == AlgorithmKind::kHost) out.push_back(&a);
   return out;
 }
 
@@ -387,6 +387,11 @@ std::vector<Status> runOnDevice(int p, const std::function<void(int, CollArgs&)>
     team.deviceScratch = &scratch;
     CollArgs a;
     setup(team.rank(), a);
+    // As the shim classifies a call's buffers (once per call): all of them on the device?
+    auto onDevice = [](const void* p) {
+      return simulatedDeviceMemory().classify(p).kind == MemoryKind::kDevice;
+    };
+    a.onDevice = onDevice(a.recvbuf) && (a.coll == Collective::kBcast || onDevice(a.sendbuf));
     statuses[team.rank()] = deviceIpc(a, team);
     if (after) after(team);
   });
@@ -575,7 +580,8 @@ TEST(DeviceIpc, EveryRankDeclinesWhereOneCannotTakePart) {
 TEST(DataMovement, EveryAlgorithmOnAMillionElements) {
   const std::size_t total = (1u << 20) + 5;
   for (const Algorithm& alg : algorithms()) {
-    if (alg.isPmpi() || alg.device || isReduction(alg.coll) || alg.coll == Collective::kBarrier)
+    if (alg.isPmpi() || alg.kind != AlgorithmKind::kHost || isReduction(alg.coll) ||
+        alg.coll == Collective::kBarrier)
       continue;
     for (int p : {3, 4}) {
       const int root = p - 1;

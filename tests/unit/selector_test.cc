@@ -51,16 +51,16 @@ TEST(Tune, ParsesRulesRangesAndTeamSizes) {
   EXPECT_EQ(r0.minBytes, 0u);
   EXPECT_EQ(r0.maxBytes, 8192u);
   EXPECT_EQ(r0.algorithm->name, "recursive_doubling");
-  EXPECT_TRUE(r0.matches(Collective::kAllreduce, 8191, 64));
-  EXPECT_FALSE(r0.matches(Collective::kAllreduce, 8192, 64));  // half-open
+  EXPECT_TRUE(r0.matches(shape(Collective::kAllreduce, 8191, 64)));
+  EXPECT_FALSE(r0.matches(shape(Collective::kAllreduce, 8192, 64)));  // half-open
   const TuneRule& r1 = (*rules)[1];
   EXPECT_EQ(r1.minRanks, 3);
-  EXPECT_FALSE(r1.matches(Collective::kAllreduce, 1u << 30, 2));
-  EXPECT_TRUE(r1.matches(Collective::kAllreduce, SIZE_MAX - 1, 3));
+  EXPECT_FALSE(r1.matches(shape(Collective::kAllreduce, 1u << 30, 2)));
+  EXPECT_TRUE(r1.matches(shape(Collective::kAllreduce, SIZE_MAX - 1, 3)));
   EXPECT_EQ((*rules)[2].maxBytes, SIZE_MAX);
   EXPECT_TRUE((*rules)[3].algorithm->isPmpi());
-  EXPECT_TRUE((*rules)[3].matches(Collective::kBarrier, 0, 2));
-  EXPECT_FALSE((*rules)[3].matches(Collective::kBarrier, 0, 3));
+  EXPECT_TRUE((*rules)[3].matches(shape(Collective::kBarrier, 0, 2)));
+  EXPECT_FALSE((*rules)[3].matches(shape(Collective::kBarrier, 0, 3)));
   EXPECT_EQ((*rules)[4].minBytes, 1u << 20);
   EXPECT_EQ((*rules)[4].maxBytes, 1u << 30);
   EXPECT_EQ((*rules)[4].text, "gather:1m-1G:@linear");
@@ -305,7 +305,7 @@ TEST(SelectionCache, RemembersPerShapeAndTellsShapesApart) {
   int calls = 0;
   const Algorithm& ring = *findAlgorithm(Collective::kAllreduce, "ring");
   const Algorithm& rd = *findAlgorithm(Collective::kAllreduce, "recursive_doubling");
-  auto select = [&](const CallShape& c) -> const Algorithm& {
+  auto select = [&](const CallShape& c, std::span<const Algorithm* const>) -> const Algorithm& {
     ++calls;
     return c.bytes > 100 ? ring : rd;
   };
@@ -320,6 +320,77 @@ TEST(SelectionCache, RemembersPerShapeAndTellsShapesApart) {
   a.ordered = true;
   cache.get(a, select);
   EXPECT_EQ(calls, 4);
+  a.mem = CallMemory::kDevice;  // a chunk of the staging pipeline is a host call of its own
+  cache.get(a, select);
+  EXPECT_EQ(calls, 5);
+}
+
+// A device algorithm that declined a shape (alike on every rank) is passed over for it, then
+// offered again after kRetryAfter calls: every rank's memo holds the same.
+TEST(SelectionCache, PassesOverADeclinedAlgorithmThenOffersItAgain) {
+  Config config;
+  config.gpuChunk = 1 << 20;
+  std::vector<std::string> errors;
+  const auto selector = Selector::create(config, &errors);
+  ASSERT_TRUE(selector) << errors.front();
+  auto select = [&](const CallShape& c,
+                    std::span<const Algorithm* const> excluded) -> const Algorithm& {
+    return *selector->select(c, excluded).algorithm;
+  };
+  CallShape s = shape(Collective::kAllreduce, 8 << 20, 4);
+  s.mem = CallMemory::kDevice;
+  s.splittable = true;
+  s.shmBuffer = 1 << 20;
+  SelectionCache cache;
+  const Algorithm& ipc = cache.get(s, select);
+  EXPECT_EQ(ipc.name, kDeviceIpcName);
+  const Algorithm& pipeline = cache.decline(s, ipc, select);
+  EXPECT_EQ(pipeline.name, kStagedPipelineName);
+  const Algorithm& host = cache.decline(s, pipeline, select);
+  EXPECT_EQ(host.kind, AlgorithmKind::kHost);
+  for (std::uint32_t i = 1; i < SelectionCache::kRetryAfter; ++i)
+    EXPECT_EQ(&cache.get(s, select), &host);
+  EXPECT_EQ(&cache.get(s, select), &ipc);
+}
+
+// mem=device rules: the device algorithms serve only where the communicator may carry device
+// buffers; host calls on the same team keep the host rules. OVERPASS_GPU_IPC=0 and
+// OVERPASS_GPU_CHUNK=0 remove their rules.
+TEST(Selector, DeviceAlgorithmsAreChosenByMemoryKind) {
+  std::string error;
+  auto rules = parseTune("allreduce:mem=device:@ring#bcast:mem=host:@binomial", &error);
+  ASSERT_TRUE(rules) << error;
+  CallShape c = shape(Collective::kAllreduce, 4096, 4);
+  EXPECT_FALSE((*rules)[0].matches(c));
+  c.mem = CallMemory::kDevice;
+  EXPECT_TRUE((*rules)[0].matches(c));
+  EXPECT_FALSE(parseTune("allreduce:mem=gpu:@ring", &error));
+  EXPECT_NE(error.find("mem=host or mem=device"), std::string::npos) << error;
+  EXPECT_FALSE(parseTune("allreduce:mem=host:mem=device:@ring", &error));
+
+  Config config;
+  config.gpuChunk = 1 << 20;
+  std::vector<std::string> errors;
+  auto selector = Selector::create(config, &errors);
+  ASSERT_TRUE(selector);
+  CallShape big = shape(Collective::kAllreduce, 4 << 20, 4);
+  big.splittable = true;
+  big.nodes = 2;  // not one node: no IPC
+  big.maxPerNode = 2;
+  EXPECT_EQ(selector->select(big).algorithm->kind, AlgorithmKind::kHost);
+  big.mem = CallMemory::kDevice;
+  EXPECT_EQ(selector->select(big).algorithm->name, kStagedPipelineName);
+  big.bytes = big.count = (2 << 20) - 4;  // below two chunks
+  EXPECT_EQ(selector->select(big).algorithm->kind, AlgorithmKind::kHost);
+  big.bytes = 4 << 20;
+  big.nodes = 1;
+  big.shmBuffer = 1 << 20;
+  EXPECT_EQ(selector->select(big).algorithm->name, kDeviceIpcName);
+  config.gpuIpc = false;
+  config.gpuChunk = 0;
+  selector = Selector::create(config, &errors);
+  ASSERT_TRUE(selector);
+  EXPECT_EQ(selector->select(big).algorithm->kind, AlgorithmKind::kHost);
 }
 
 }  // namespace

@@ -80,20 +80,20 @@ TEST(SimPipeline, ResultsForEveryPlacementDepthAndChunk) {
           std::vector<unsigned char> seen(bytes);  // what the steps read, for kNoOutput
           const PipelinePlan plan{bytes, chunk, depth};
           std::vector<unsigned char> staging(pipelineStagingBytes(plan));
-          ASSERT_EQ(
-              runPipelined(sim, in, out, plan, staging.data(),
-                           [&](std::size_t offset, std::size_t n, const void* hin, void* hout) {
-                             const auto* a = static_cast<const unsigned char*>(hin);
-                             auto* b = static_cast<unsigned char*>(hout);
-                             for (std::size_t i = 0; i < n; ++i) {
-                               const unsigned char x =
-                                   a ? a[i] : static_cast<unsigned char>(offset + i);
-                               seen[offset + i] = x;
-                               if (b) b[i] = x ^ 0x5a;
-                             }
-                             return Status::kOk;
-                           }),
-              Status::kOk);
+          ASSERT_EQ(runPipelined(
+                        sim, in, onDevice(sim, in), out, onDevice(sim, out), plan, staging.data(),
+                        [&](std::size_t offset, std::size_t n, const void* hin, void* hout) {
+                          const auto* a = static_cast<const unsigned char*>(hin);
+                          auto* b = static_cast<unsigned char*>(hout);
+                          for (std::size_t i = 0; i < n; ++i) {
+                            const unsigned char x =
+                                a ? a[i] : static_cast<unsigned char>(offset + i);
+                            seen[offset + i] = x;
+                            if (b) b[i] = x ^ 0x5a;
+                          }
+                          return Status::kOk;
+                        }),
+                    Status::kOk);
           std::vector<unsigned char> expected(bytes);
           for (std::size_t i = 0; i < bytes; ++i)
             expected[i] =
@@ -163,7 +163,8 @@ TEST(SimPipeline, IssuesCopiesAheadAndReusesASlotOnlyWhenItsCopyIsDone) {
   unsigned char* buf = deviceBuffer(chunk * chunks);
   const PipelinePlan plan{chunk * chunks, chunk, 3};
   std::vector<unsigned char> staging(pipelineStagingBytes(plan));
-  ASSERT_EQ(runPipelined(recorder, buf, buf, plan, staging.data(),
+  ASSERT_EQ(runPipelined(recorder, buf, onDevice(recorder, buf), buf, onDevice(recorder, buf), plan,
+                         staging.data(),
                          [&](std::size_t offset, std::size_t, const void*, void*) {
                            recorder.log.push_back("step " + std::to_string(offset / chunk + 1));
                            return Status::kOk;
@@ -198,7 +199,7 @@ TEST(SimPipeline, CopiesOfNeighbouringChunksRunDuringAStep) {
   const PipelinePlan plan{chunk * chunks, chunk, 3};
   std::vector<unsigned char> staging(pipelineStagingBytes(plan));
   std::vector<std::pair<Clock::time_point, Clock::time_point>> steps;
-  ASSERT_EQ(runPipelined(sim, in, out, plan, staging.data(),
+  ASSERT_EQ(runPipelined(sim, in, onDevice(sim, in), out, onDevice(sim, out), plan, staging.data(),
                          [&](std::size_t, std::size_t n, const void* a, void* b) {
                            const auto start = Clock::now();
                            std::memcpy(b, a, n);

@@ -1,0 +1,405 @@
+// The semantics of each intercepted collective, written once (shim/call.h): significant arguments,
+// MPI_IN_PLACE, the buffers of each rank, the MPI library's call, the arguments of an algorithm.
+#include "shim/call.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "common/log.h"
+#include "shim/comm_state.h"
+#include "shim/dispatch.h"
+#include "shim/staged_buffer.h"
+#include "shim/type_map.h"
+
+namespace overpass::shim {
+namespace {
+
+using enum Collective;
+
+bool isRooted(Collective c) {
+  return c == kBcast || c == kReduce || c == kGather || c == kScatter;
+}
+// Blocks on each side of a block collective (p = size): the root's p blocks of scatter, ...
+std::size_t sendBlocks(Collective c, int size) {
+  return c == kScatter || c == kAlltoall || c == kReduceScatterBlock
+             ? static_cast<std::size_t>(size)
+             : 1;
+}
+std::size_t recvBlocks(Collective c, int size) {
+  return c == kGather || c == kAllgather || c == kAlltoall ? static_cast<std::size_t>(size) : 1;
+}
+
+void applyUserOp(const void* in, void* inout, std::size_t count, void* ctx) {
+  const auto* c = static_cast<const UserOpContext*>(ctx);
+  for (std::size_t first = 0; first < count; first += INT_MAX) {
+    const std::size_t n = std::min<std::size_t>(INT_MAX, count - first);
+    const std::size_t offset = first * static_cast<std::size_t>(c->extent);
+    PMPI_Reduce_local(static_cast<const char*>(in) + offset, static_cast<char*>(inout) + offset,
+                      static_cast<int>(n), c->type, c->op);
+  }
+}
+
+// The translation of a reduction's (datatype, op), or the reason it goes to the MPI library.
+std::optional<FallbackReason> translate(MPI_Datatype mpiType, MPI_Op mpiOp, Reduction* red) {
+  const auto op = translateOp(mpiOp);
+  if (!op) return FallbackReason::kUnsupportedReduction;
+  red->op = *op;
+  if (red->op != ReduceOp::kUser) {
+    const auto t = reductionType(mpiType);
+    if (!t || !isValidReduction(*t, red->op)) return FallbackReason::kUnsupportedReduction;
+    red->type = *t;
+    red->elementBytes = dataTypeSize(red->type);
+    return std::nullopt;
+  }
+  int commutative = 0;
+  PMPI_Op_commutative(mpiOp, &commutative);
+  if (!commutative) return FallbackReason::kNonCommutativeOp;
+  // The algorithms move whole extents: the type must span exactly its extent from offset 0.
+  MPI_Aint lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
+  PMPI_Type_get_extent(mpiType, &lb, &extent);
+  PMPI_Type_get_true_extent(mpiType, &trueLb, &trueExtent);
+  int size = 0;
+  PMPI_Type_size(mpiType, &size);
+  if (lb != 0 || trueLb != 0 || trueExtent != extent || extent <= 0 || size != extent)
+    return FallbackReason::kDerivedTypeUserOp;  // gaps: copying whole extents would fill them
+  red->elementBytes = static_cast<std::size_t>(extent);
+  OVERPASS_DEBUG("user-defined commutative operation: applied through MPI_Reduce_local");
+  red->userContext = {mpiType, mpiOp, extent};
+  red->user = {applyUserOp, nullptr, true, red->elementBytes};
+  return std::nullopt;
+}
+
+// Staging slots of CommEngine::staging.
+enum Slot { kInSlot = 0, kOutSlot = 1, kCopySlot = 2 };
+
+int runAlgorithm(CommState& state, const Algorithm& algorithm, const CollArgs& args) {
+  Team team = state.team();
+  const Status status = algorithm.run(args, team);
+  return status == Status::kOk ? MPI_SUCCESS : errorCode(state, status);
+}
+
+}  // namespace
+
+Call Call::reduction(Collective coll, const void* sendbuf, void* recvbuf, int count,
+                     MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  Call c;
+  c.coll = coll;
+  c.comm = comm;
+  c.sendbuf = sendbuf;
+  c.recvbuf = recvbuf;
+  c.sendcount = c.recvcount = count;
+  c.sendtype = c.recvtype = type;
+  c.op = op;
+  c.root = root;
+  return c;
+}
+
+Call Call::blocks(Collective coll, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  Call c;
+  c.coll = coll;
+  c.comm = comm;
+  c.sendbuf = sendbuf;
+  c.sendcount = sendcount;
+  c.sendtype = sendtype;
+  c.recvbuf = recvbuf;
+  c.recvcount = recvcount;
+  c.recvtype = recvtype;
+  c.root = root;
+  return c;
+}
+
+bool Call::valid() const {
+  switch (coll) {
+    case kAllreduce:
+    case kReduce:
+    case kReduceScatterBlock:
+      return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL && op != MPI_OP_NULL;
+    case kBcast:
+      return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL;
+    case kAllgather:
+    case kAlltoall:
+      return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL &&
+             (sendbuf == MPI_IN_PLACE || sendcount >= 0);
+    default:  // gather, scatter: what is significant depends on the rank (check())
+      return true;
+  }
+}
+
+bool Call::inPlace() const {
+  switch (coll) {
+    case kGather:
+    case kReduce:
+      return rank == root && sendbuf == MPI_IN_PLACE;
+    case kScatter:
+      return rank == root && recvbuf == MPI_IN_PLACE;
+    case kBcast:
+    case kBarrier:
+      return false;
+    default:
+      return sendbuf == MPI_IN_PLACE;
+  }
+}
+
+std::optional<FallbackReason> Call::check(int r, int p) {
+  rank = r;
+  size = p;
+  if (isRooted(coll) && (root < 0 || root >= size)) return FallbackReason::kInvalidArgument;
+  // Gather and scatter: only the significant arguments (the root's send side of gather in place
+  // and its receive side of scatter in place are not; the other side only at the root).
+  const bool isRoot = rank == root;
+  if ((coll == kGather && ((isRoot && (recvtype == MPI_DATATYPE_NULL || recvcount < 0)) ||
+                           (!inPlace() && (sendtype == MPI_DATATYPE_NULL || sendcount < 0)))) ||
+      (coll == kScatter && ((isRoot && (sendtype == MPI_DATATYPE_NULL || sendcount < 0)) ||
+                            (!inPlace() && (recvtype == MPI_DATATYPE_NULL || recvcount < 0)))))
+    return FallbackReason::kInvalidArgument;
+  if (isReduction(coll)) return translate(recvtype, op, &red);
+  return std::nullopt;
+}
+
+CallShape Call::shape() const {
+  CallShape s;
+  switch (coll) {
+    case kAllreduce:
+    case kReduce:
+    case kReduceScatterBlock:
+      s.bytes = packedBytes(recvcount, recvtype);
+      s.count = static_cast<std::size_t>(recvcount);
+      s.ordered = isOrderSensitive(red.type, red.op);
+      s.splittable =
+          coll != kReduceScatterBlock && red.op != ReduceOp::kUser && red.elementBytes > 0;
+      return s;
+    case kGather:  // the root's send side is not significant when it gathers in place
+      s.bytes = sendbuf == MPI_IN_PLACE ? packedBytes(recvcount, recvtype)
+                                        : packedBytes(sendcount, sendtype);
+      break;
+    case kScatter:
+      s.bytes = recvbuf == MPI_IN_PLACE ? packedBytes(sendcount, sendtype)
+                                        : packedBytes(recvcount, recvtype);
+      break;
+    case kBarrier:
+      break;
+    default:
+      s.bytes = packedBytes(recvcount, recvtype);
+      break;
+  }
+  s.count = s.bytes;
+  return s;
+}
+
+int Call::buffers(CallBuffer out[2]) const {
+  const bool isRoot = rank == root;
+  const std::size_t sendAll = static_cast<std::size_t>(sendcount) * sendBlocks(coll, size);
+  std::size_t recvAll = static_cast<std::size_t>(recvcount) * recvBlocks(coll, size);
+  bool sends = true, receives = true;
+  switch (coll) {
+    case kBarrier:
+      return 0;
+    case kBcast:  // one buffer: the root's is read, the others' written
+      out[0] = {CallBuffer::kRecv, recvAll, recvtype, isRoot, !isRoot};
+      return 1;
+    case kReduce:
+    case kGather:
+      receives = isRoot;
+      break;
+    case kScatter:
+      sends = isRoot;
+      break;
+    case kReduceScatterBlock:  // in place, the input is the whole receive buffer
+      if (inPlace()) recvAll *= static_cast<std::size_t>(size);
+      break;
+    default:
+      break;
+  }
+  int n = 0;
+  if (inPlace()) {  // one buffer, read and written (scatter's root only reads its send buffer)
+    if (coll == kScatter)
+      out[n++] = {CallBuffer::kSend, sendAll, sendtype, true, false};
+    else
+      out[n++] = {CallBuffer::kRecv, recvAll, recvtype, true, true};
+    return n;
+  }
+  if (sends) out[n++] = {CallBuffer::kSend, sendAll, sendtype, true, false};
+  if (receives) out[n++] = {CallBuffer::kRecv, recvAll, recvtype, false, true};
+  return n;
+}
+
+int Call::pmpi() const {
+  switch (coll) {
+    case kAllreduce:
+      return PMPI_Allreduce(sendbuf, recvbuf, recvcount, recvtype, op, comm);
+    case kReduce:
+      return PMPI_Reduce(sendbuf, recvbuf, recvcount, recvtype, op, root, comm);
+    case kReduceScatterBlock:
+      return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, recvtype, op, comm);
+    case kBcast:
+      return PMPI_Bcast(recvbuf, recvcount, recvtype, root, comm);
+    case kGather:
+      return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    case kScatter:
+      return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    case kAllgather:
+      return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    case kAlltoall:
+      return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    case kBarrier:
+    default:
+      return PMPI_Barrier(comm);
+  }
+}
+
+const void* Call::input() const {
+  return inPlace() ? recvbuf : sendbuf;
+}
+void* Call::output() const {
+  return coll != kReduce || rank == root ? recvbuf : nullptr;
+}
+
+Call Call::chunk(const void* in, void* out, std::size_t count) const {
+  Call c = *this;
+  c.sendbuf = inPlace() ? MPI_IN_PLACE : in;  // the chunk of an in-place call is in place
+  c.recvbuf = out;
+  c.sendcount = c.recvcount = static_cast<int>(count);
+  return c;
+}
+
+CollArgs Call::deviceArgs() const {
+  CollArgs a;
+  a.coll = coll;
+  a.root = root;
+  switch (coll) {
+    case kAllreduce:  // predefined types only: extents of the type, no packing
+      a.count = static_cast<std::size_t>(recvcount);
+      a.bytes = a.count * red.elementBytes;
+      a.type = red.type;
+      a.op = red.op;
+      a.sendbuf = input();
+      a.recvbuf = recvbuf;
+      break;
+    case kBcast:
+      a.bytes = packedBytes(recvcount, recvtype);
+      if (denseType(recvtype)) a.recvbuf = recvbuf;
+      break;
+    case kAlltoall:
+      a.bytes = packedBytes(recvcount, recvtype);
+      if (!inPlace() && denseType(sendtype) && denseType(recvtype)) {
+        a.sendbuf = sendbuf;
+        a.recvbuf = recvbuf;
+      }
+      break;
+    default:
+      break;
+  }
+  return a;
+}
+
+namespace {
+
+// The reductions work on the application's buffers (extents of a predefined type, or of a
+// user-defined operation's contiguous type); reduce_scatter_block in place from a copy.
+int runReduction(Call& c, CommState& state, const Algorithm& algorithm) {
+  CollArgs a;
+  a.coll = c.coll;
+  a.count = static_cast<std::size_t>(c.recvcount);
+  a.bytes = a.count * c.red.elementBytes;
+  a.type = c.red.type;
+  a.op = c.red.op;
+  c.red.user.ctx = &c.red.userContext;
+  a.user = c.red.op == ReduceOp::kUser ? &c.red.user : nullptr;
+  a.root = c.root;
+  a.sendbuf = c.input();
+  a.recvbuf = c.output();
+  if (c.coll == kReduceScatterBlock && c.inPlace()) {  // input: all of recvbuf; result: block 0
+    const std::size_t all = a.bytes * static_cast<std::size_t>(c.size);
+    void* copy = state.engine->staging.get(kCopySlot, all);
+    if (all) std::memcpy(copy, c.recvbuf, all);
+    a.sendbuf = copy;
+  }
+  return runAlgorithm(state, algorithm, a);
+}
+
+int runBcast(Call& c, CommState& state, const Algorithm& algorithm) {
+  StagedBuffer data;
+  if (int rc = data.init(c.recvbuf, c.recvcount, c.recvtype, state.engine->staging, kOutSlot);
+      rc != MPI_SUCCESS)
+    return rc;
+  const bool isRoot = c.rank == c.root;
+  if (isRoot)
+    if (int rc = data.pack(); rc != MPI_SUCCESS) return rc;
+  CollArgs a;
+  a.coll = kBcast;
+  a.recvbuf = data.data();
+  a.bytes = data.bytes();
+  a.root = c.root;
+  if (int rc = runAlgorithm(state, algorithm, a); rc != MPI_SUCCESS) return rc;
+  return isRoot ? MPI_SUCCESS : data.unpack();
+}
+
+// Gather, scatter, allgather, alltoall: each significant side packed into a contiguous view (the
+// application's buffer itself where the datatype is dense), in place resolved into a block of
+// the other side, the receive side unpacked after the algorithm.
+int runBlocks(Call& c, CommState& state, const Algorithm& algorithm) {
+  CallBuffer bufs[2];
+  const int n = c.buffers(bufs);
+  StagedBuffer in, out;
+  bool hasIn = false, hasOut = false;
+  for (int i = 0; i < n; ++i) {
+    const CallBuffer& b = bufs[i];
+    StagedBuffer& view = b.side == CallBuffer::kSend ? in : out;
+    (b.side == CallBuffer::kSend ? hasIn : hasOut) = true;
+    if (int rc = view.init(c.buffer(b.side), b.count, b.type, state.engine->staging,
+                           b.side == CallBuffer::kSend ? kInSlot : kOutSlot);
+        rc != MPI_SUCCESS)
+      return rc;
+    if (b.read)
+      if (int rc = view.pack(); rc != MPI_SUCCESS) return rc;
+  }
+  CollArgs a;
+  a.coll = c.coll;
+  a.root = c.root;
+  a.bytes =
+      hasOut ? out.bytes() / recvBlocks(c.coll, c.size) : in.bytes() / sendBlocks(c.coll, c.size);
+  a.sendbuf = in.data();
+  a.recvbuf = out.data();
+  if (c.inPlace()) {
+    switch (c.coll) {
+      case kScatter:  // the root keeps its own block where it is
+        a.recvbuf = static_cast<char*>(in.data()) + static_cast<std::size_t>(c.root) * a.bytes;
+        break;
+      case kAlltoall: {  // the input is the receive buffer itself: work from a copy
+        void* copy = state.engine->staging.get(kCopySlot, out.bytes());
+        if (out.bytes()) std::memcpy(copy, out.data(), out.bytes());
+        a.sendbuf = copy;
+        break;
+      }
+      default:  // gather at the root, allgather: this rank's block is already in place
+        a.sendbuf = static_cast<char*>(out.data()) + static_cast<std::size_t>(c.rank) * a.bytes;
+        break;
+    }
+  }
+  if (int rc = runAlgorithm(state, algorithm, a); rc != MPI_SUCCESS) return rc;
+  return hasOut ? out.unpack() : MPI_SUCCESS;
+}
+
+}  // namespace
+
+int Call::run(CommState& state, const Algorithm& algorithm) {
+  switch (coll) {
+    case kAllreduce:
+    case kReduce:
+    case kReduceScatterBlock:
+      return runReduction(*this, state, algorithm);
+    case kBcast:
+      return runBcast(*this, state, algorithm);
+    case kBarrier: {
+      CollArgs a;
+      a.coll = kBarrier;
+      return runAlgorithm(state, algorithm, a);
+    }
+    default:
+      return runBlocks(*this, state, algorithm);
+  }
+}
+
+}  // namespace overpass::shim

@@ -1,0 +1,307 @@
+#include "shim/dispatch.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <new>
+#include <optional>
+
+#include "coll/selector.h"
+#include "common/log.h"
+#include "gpu/memory.h"
+#include "gpu/staging_pipeline.h"
+#include "shim/comm_state.h"
+#include "shim/device_staging.h"
+#include "shim/runtime.h"
+#include "shim/watchdog.h"
+#include "ucx_transport/split_transport.h"
+
+namespace overpass::shim {
+
+std::uint64_t statisticsBytes(const CallShape& s) {
+  switch (s.coll) {
+    case Collective::kGather:
+    case Collective::kScatter:
+    case Collective::kAllgather:
+    case Collective::kAlltoall:
+    case Collective::kReduceScatterBlock:
+      return static_cast<std::uint64_t>(s.bytes) * static_cast<std::uint64_t>(s.teamSize);
+    default:
+      return s.bytes;
+  }
+}
+
+int raiseError(MPI_Comm comm, int code) {
+  if (comm == MPI_COMM_NULL) return code;
+  PMPI_Comm_call_errhandler(comm, code);
+  return code;
+}
+
+int errorCode(CommState& state, Status status) {
+  Transport* transport = state.engine->transport.get();
+  if (auto* split = dynamic_cast<SplitTransport*>(transport)) transport = &split->near();
+  if (auto* pmpi = dynamic_cast<PmpiTransport*>(transport))
+    if (const int rc = pmpi->takeLastError(); rc != MPI_SUCCESS) return rc;
+  switch (status) {
+    case Status::kNoMemory:
+      return MPI_ERR_NO_MEM;
+    case Status::kInvalidArgument:
+      return MPI_ERR_ARG;
+    case Status::kInternal:
+      return MPI_ERR_INTERN;
+    default:
+      return MPI_ERR_OTHER;
+  }
+}
+
+namespace {
+
+const Algorithm& selectFor(const CallShape& s, std::span<const Algorithm* const> excluded) {
+  const Selection chosen = runtime().selector.select(s, excluded);
+  if (chosen.skipped)
+    OVERPASS_DEBUG("%s of %zu bytes on %d ranks: rule '%s' skipped, %s cannot serve it%s",
+                   collectiveName(s.coll).data(), s.bytes, s.teamSize, chosen.skipped->text.c_str(),
+                   chosen.skipped->algorithm->name.data(),
+                   s.ordered ? " in deterministic mode" : "");
+  return *chosen.algorithm;
+}
+
+// The algorithm for `shape` on the communicator, memoised.
+const Algorithm& selectAlgorithm(CommState& state, const CallShape& shape) {
+  return state.engine->selections.get(shape, selectFor);
+}
+
+// This rank's significant buffers and whether each lies in device memory: classified once per
+// call, and only where a device backend is active.
+struct Memory {
+  CallBuffer buffers[2];
+  bool device[2] = {false, false};
+  int count = 0;
+  bool any() const { return device[0] || device[1]; }
+  bool all() const {
+    for (int i = 0; i < count; ++i)
+      if (!device[i]) return false;
+    return count > 0;
+  }
+};
+
+Memory classify(const Call& call, DeviceMemory& memory) {
+  Memory m;
+  m.count = call.buffers(m.buffers);
+  for (int i = 0; i < m.count; ++i) {
+    const CallBuffer& b = m.buffers[i];
+    m.device[i] = b.count > 0 && onDevice(memory, call.buffer(b.side));
+  }
+  return m;
+}
+
+// A device algorithm on the application's buffers (coll/device_ipc.h). Status::kDeclined where
+// the ranks agreed in its first round that it cannot serve the call (nothing was done).
+Status runDevice(CommState& state, const Call& call, const Algorithm& algorithm,
+                 const Memory& memory) {
+  Team team = state.team();
+  team.device = deviceMemory();
+  team.deviceScratch = &state.engine->deviceScratch;
+  CollArgs args = call.deviceArgs();
+  args.onDevice = memory.all();
+  ReentryGuard guard;
+  return algorithm.run(args, team);
+}
+
+// The staging pipeline (docs/GPU.md): every rank runs the call as the same sequence of chunk
+// calls, each selected for its size as a call on host memory, this rank's device buffers moving
+// through host slots while the neighbouring chunks' collectives run. Its first round agrees
+// whether any rank passes device memory (one small allreduce on the private communicator);
+// where none does it declines, alike on every rank, and the memo passes it over for this shape
+// (until SelectionCache::kRetryAfter calls of it), so a host-only program pays it rarely.
+Status runPipeline(CommState& state, const Call& call, const CallShape& shape, const Memory& memory,
+                   int* rc) {
+  DeviceMemory* device = deviceMemory();
+  const bool inDevice = memory.count > 0 && memory.buffers[0].read && memory.device[0];
+  const bool outDevice = memory.count > 0 && memory.buffers[memory.count - 1].written &&
+                         memory.device[memory.count - 1];
+  int mine = inDevice || outDevice, any = 0;
+  {
+    ReentryGuard guard;
+    if ((*rc = PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, state.engine->dup)) != MPI_SUCCESS)
+      return Status::kInternal;
+  }
+  if (!any) return Status::kDeclined;
+  const Config& config = runtime().config;
+  DeviceMemory& lanes = device ? *device : hostMemory();
+  const std::size_t e = call.red.elementBytes;
+  const PipelinePlan plan{shape.bytes, std::max(e, config.gpuChunk / e * e), config.gpuDepth};
+  auto* staging =
+      static_cast<unsigned char*>(state.deviceStaging.get(0, pipelineStagingBytes(plan), lanes));
+  if (!staging) {
+    *rc = MPI_ERR_NO_MEM;
+    return Status::kNoMemory;
+  }
+  OVERPASS_TRACE("%s: %zu bytes in chunks of %zu through the staging pipeline",
+                 collectiveName(shape.coll).data(), shape.bytes, plan.chunk);
+  void* out = call.output();
+  const Status status =
+      runPipelined(lanes, call.input(), inDevice, out, outDevice, plan, staging,
+                   [&](std::size_t, std::size_t bytes, const void* hostIn, void* hostOut) {
+                     Call chunk = call.chunk(hostIn, hostOut, bytes / e);
+                     CallShape chunkShape = shape;
+                     chunkShape.bytes = bytes;
+                     chunkShape.count = bytes / e;
+                     chunkShape.mem = CallMemory::kHost;
+                     const Algorithm& algorithm = selectAlgorithm(state, chunkShape);
+                     ReentryGuard guard;
+                     *rc = algorithm.isPmpi() ? chunk.pmpi() : chunk.run(state, algorithm);
+                     return *rc == MPI_SUCCESS ? Status::kOk : Status::kInternal;
+                   });
+  if (status != Status::kOk && *rc == MPI_SUCCESS) *rc = MPI_ERR_OTHER;
+  return status;
+}
+
+// A host algorithm or the MPI library, this rank's device buffers replaced by host copies for
+// the call (shim/device_staging.h).
+int runOnHost(CommState* state, Call& call, const Algorithm* algorithm, const Memory& memory,
+              std::optional<FallbackReason> reason) {
+  std::optional<DeviceStaging> staging;
+  if (memory.any()) {
+    staging.emplace(*deviceMemory(), state->deviceStaging);
+    for (int i = 0; i < memory.count; ++i) {
+      if (!memory.device[i]) continue;
+      const CallBuffer& b = memory.buffers[i];
+      const void* p = call.buffer(b.side);
+      if (const int rc = staging->add(p, b.count, b.type, b.read, b.written); rc != MPI_SUCCESS)
+        return raiseError(call.comm, rc);
+      call.setBuffer(b.side, const_cast<void*>(p));
+    }
+  }
+  int rc;
+  if (reason) {
+    OVERPASS_DEBUG("%s: MPI library (%s)", collectiveName(call.coll).data(),
+                   fallbackReasonName(*reason).data());
+    rc = call.pmpi();
+  } else {
+    OVERPASS_TRACE("%s: %s", collectiveName(call.coll).data(), algorithm->name.data());
+    ReentryGuard guard;
+    rc = call.run(*state, *algorithm);
+    if (rc != MPI_SUCCESS) rc = raiseError(call.comm, rc);
+  }
+  if (staging && rc == MPI_SUCCESS) {
+    rc = staging->finish();
+    if (rc != MPI_SUCCESS) rc = raiseError(call.comm, rc);
+  }
+  return rc;
+}
+
+int dispatchUnguarded(Call& call) {
+  const Collective coll = call.coll;
+  const MPI_Comm comm = call.comm;
+  Runtime& rt = runtime();
+  std::optional<FallbackReason> reason = globalFallback(coll);
+  if (reason && (*reason == FallbackReason::kNotInitialized || *reason == FallbackReason::kReentry))
+    return call.pmpi();  // nothing to record: statistics need a running Overpass
+  WatchedCall watch(static_cast<int>(coll), comm);  // OVERPASS_TIMEOUT, whichever path runs
+  if (!reason && (comm == MPI_COMM_NULL || !call.valid()))
+    reason = FallbackReason::kInvalidArgument;
+  CommState* state = nullptr;
+  if (!reason) {
+    ReentryGuard guard;
+    int rc = MPI_SUCCESS;
+    state = commState(comm, &rc);  // the light record: no communication
+    if (!state) return raiseError(comm, rc);
+    ++state->calls;
+    if (state->inter) reason = FallbackReason::kIntercommunicator;
+    if (watch.active() && !state->inter) {
+      if (!state->boardKey) state->boardKey = boardKey(comm);
+      watch.identify(state->boardKey, state->calls);
+    }
+  }
+  if (!reason) reason = call.check(state->rank, state->size);
+  const bool timed = rt.config.statsMode != StatsMode::kOff;
+  int size = 0;
+  if (state)
+    size = state->size;
+  else if (timed && reason != FallbackReason::kInvalidArgument)
+    PMPI_Comm_size(comm, &size);
+  const bool sized = (timed || !reason) && reason != FallbackReason::kInvalidArgument;
+  CallShape shape;
+  if (sized) shape = call.shape();
+  shape.coll = coll;
+  shape.teamSize = size;
+  shape.ordered = shape.ordered && rt.config.deterministic;
+  if (!reason && !state->engine) {
+    if (!endsWarmUp(comm, *state, shape)) {
+      reason = FallbackReason::kWarmingUp;
+    } else {
+      ReentryGuard guard;
+      if (const int rc = startEngine(comm, *state); rc != MPI_SUCCESS) return raiseError(comm, rc);
+    }
+  }
+  if (const CommEngine* engine = state ? state->engine.get() : nullptr) {
+    shape.shmBuffer = engine->shm && engine->topology.singleNode() ? engine->shm->bufferBytes() : 0;
+    shape.nodes = engine->topology.nodeCount();
+    shape.maxPerNode = engine->topology.maxRanksPerNode();
+    shape.mem = engine->deviceCapable ? CallMemory::kDevice : CallMemory::kHost;
+  }
+  const Algorithm* algorithm = nullptr;
+  if (!reason) {
+    algorithm = &selectAlgorithm(*state, shape);
+    if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
+  }
+  const auto start =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  // This rank's buffers, classified once (a device backend is active only where a CUDA driver
+  // or the simulated device was found).
+  Memory memory;
+  if (DeviceMemory* device = state && !state->inter && reason != FallbackReason::kInvalidArgument
+                                 ? deviceMemory()
+                                 : nullptr)
+    memory = classify(call, *device);
+  int rc = MPI_SUCCESS;
+  // The device algorithms and the pipeline run, or decline alike on every rank and are passed
+  // over for this shape; at most two of them are tried (coll/registry.h), then a host algorithm
+  // or the MPI library runs.
+  while (!reason && algorithm->kind != AlgorithmKind::kHost) {
+    const Status status = algorithm->kind == AlgorithmKind::kDevice
+                              ? runDevice(*state, call, *algorithm, memory)
+                              : runPipeline(*state, call, shape, memory, &rc);
+    if (status != Status::kDeclined) {
+      if (status != Status::kOk)
+        rc = raiseError(comm, rc != MPI_SUCCESS ? rc : errorCode(*state, status));
+      break;
+    }
+    OVERPASS_DEBUG("%s: %s declined (some rank's buffers cannot take part)",
+                   collectiveName(coll).data(), algorithm->name.data());
+    algorithm = &state->engine->selections.decline(shape, *algorithm, selectFor);
+    if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
+  }
+  if (reason || algorithm->kind == AlgorithmKind::kHost)
+    rc = runOnHost(state, call, algorithm, memory, reason);
+  if (timed) {
+    if (reason) {
+      algorithm = &pmpiAlgorithm(coll);
+      rt.stats.recordFallback(coll, *reason);
+    }
+    if (memory.any()) rt.stats.recordDevice(coll);
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+    rt.stats.record(coll, statisticsBytes(shape), algorithmId(*algorithm),
+                    static_cast<std::uint64_t>(ns));
+  }
+  return rc;
+}
+
+}  // namespace
+
+int dispatch(Call& call) {
+  try {
+    return dispatchUnguarded(call);
+  } catch (const std::bad_alloc&) {
+    OVERPASS_ERROR("%s: out of memory", collectiveName(call.coll).data());
+    return raiseError(call.comm, MPI_ERR_NO_MEM);
+  } catch (const std::exception& e) {
+    OVERPASS_ERROR("%s: internal error: %s", collectiveName(call.coll).data(), e.what());
+    return raiseError(call.comm, MPI_ERR_INTERN);
+  }
+}
+
+}  // namespace overpass::shim
