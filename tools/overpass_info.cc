@@ -232,6 +232,12 @@ int main(int argc, char** argv) {
         a.description.data());
   std::printf("\n# Built-in tune rules (overpass-info --selection NP shows the effect)\n%s\n",
               kDefaultTune.empty() ? "(none)" : std::string(kDefaultTune).c_str());
+  if (selector) {
+    std::printf("\n# Device rules (from OVERPASS_GPU_CHUNK and OVERPASS_GPU_IPC)\n");
+    for (const TuneRule& r : selector->rules())
+      if (r.mem == CallMemory::kDevice && r.algorithm->kind != AlgorithmKind::kHost)
+        std::printf("%s\n", r.text.c_str());
+  }
 
   std::printf("\n# Fallback reasons (calls handed to the MPI library)\n");
   for (std::size_t r = 0; r < kNumFallbackReasons; ++r)
