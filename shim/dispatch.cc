@@ -268,8 +268,11 @@ int dispatchUnguarded(Call& call) {
         rc = raiseError(comm, rc != MPI_SUCCESS ? rc : errorCode(*state, status));
       break;
     }
-    OVERPASS_DEBUG("%s: %s declined (some rank's buffers cannot take part)",
-                   collectiveName(coll).data(), algorithm->name.data());
+    OVERPASS_DEBUG(
+        "%s of %zu bytes: %s declined (some rank's buffers cannot take part); passed "
+        "over for this size for %u calls",
+        collectiveName(coll).data(), shape.bytes, algorithm->name.data(),
+        static_cast<unsigned>(SelectionCache::kRetryAfter));
     algorithm = &state->engine->selections.decline(shape, *algorithm, selectFor);
     if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
   }

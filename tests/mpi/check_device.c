@@ -4,7 +4,8 @@
  * run. Every result is compared with the MPI library's (PMPI) on host copies of the same fresh
  * random inputs: counts 0, 1, odd and large, in place, every root, a strided datatype whose holes
  * must survive, and mixed host and device buffers across ranks (rank 1 uses host memory; with
- * --all-device no rank does, so that one node's ranks can exchange their buffers through IPC).
+ * --all-device no rank does, so that one node's ranks can exchange their buffers through IPC;
+ * with --all-host every rank does: a host-only program where device memory could occur).
  * Prints "device: N cases on P ranks right". */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -14,12 +15,12 @@
 
 #include "gpu/sim_device.h"
 
-static int rank, size, failures, cases, host_rank = 1;
+static int rank, size, failures, cases, host_rank = 1, all_host = 0;
 
 /* A buffer of `bytes` on the (simulated) device, or on the host for `host_rank` (mixed
  * placements). */
 static void* dev_alloc(size_t bytes) {
-  if (rank == host_rank) return calloc(bytes ? bytes : 1, 1);
+  if (all_host || rank == host_rank) return calloc(bytes ? bytes : 1, 1);
   void* p = overpass_sim_device_alloc(bytes);
   if (!p) {
     fprintf(stderr, "rank %d: cannot allocate simulated device memory\n", rank);
@@ -27,7 +28,9 @@ static void* dev_alloc(size_t bytes) {
   }
   return p;
 }
-static void* host_view(void* buf) { return rank == host_rank ? buf : overpass_sim_alias(buf); }
+static void* host_view(void* buf) {
+  return all_host || rank == host_rank ? buf : overpass_sim_alias(buf);
+}
 
 static void fill(int* p, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; ++i) p[i] = (int)((seed * 2654435761u + i * 40503u) % 2001) - 1000;
@@ -151,6 +154,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   for (int i = 1; i < argc; ++i)
     if (strcmp(argv[i], "--all-device") == 0) host_rank = -1;
+    else if (strcmp(argv[i], "--all-host") == 0) all_host = 1;
   const int counts[] = {0, 1, 7, 1001, 70000};
   unsigned seed = 1;
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c)
