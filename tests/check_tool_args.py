@@ -266,6 +266,16 @@ def main():
         check_bad([agent, "-z", "host0", "true"], ["'-z'"], sandbox, marks)
         check_bad([agent, "elsewhere", "true"], ["'elsewhere'"], sandbox, marks)
 
+        tables = os.path.join(scripts, "perf-tables")
+        for h in ["--help", "-h"]:
+            check_help([tables, h], ["--check", "--doc", "--manifest", "perf-tables:begin",
+                                     "docs/perf/data"], sandbox, marks)
+        check_bad([tables, "--bogus"], ["--bogus"], sandbox, marks)
+        check_bad([tables, "extra"], ["extra"], sandbox, marks)
+        check_bad([tables, "--doc"], ["--doc"], sandbox, marks)
+        check_bad([tables, "--check", "--doc", "no-such-page.md"], ["no-such-page.md"], sandbox,
+                  marks)
+
         deps = os.path.join(scripts, "install-deps")
         check_help([deps, "--help"], ["apt-get", "dpkg-query"], sandbox, marks)
         check_bad([deps, "x"], ["'x'"], sandbox, marks)
