@@ -32,7 +32,7 @@ struct CollArgs {
   const UserReduce* user = nullptr;  // for ReduceOp::kUser
   int root = 0;
   // Every significant buffer of this rank lies in device memory (the shim classifies a call's
-  // buffers once): what a device algorithm (coll/device_ipc.h) offers its peers.
+  // buffers once): what a device algorithm (coll/device/device_ipc.h) offers its peers.
   bool onDevice = false;
 };
 

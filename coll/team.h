@@ -10,7 +10,7 @@
 #include "gpu/memory.h"
 #include "shm/channel.h"
 #include "topo/topology.h"
-#include "ucx_transport/transport.h"
+#include "transport/transport.h"
 
 namespace overpass {
 
@@ -49,9 +49,9 @@ struct Team {
   // (shm/stream_copy.h): this rank's share of its last-level cache.
   std::size_t streamAbove = SIZE_MAX;
   // Picks the algorithm of each step a hierarchical algorithm runs on a sub-group (selectStep in
-  // coll/selector.h); null: the steps' fixed defaults.
+  // coll/select/selector.h); null: the steps' fixed defaults.
   const Selector* selector = nullptr;
-  // The device algorithms' (coll/device_ipc.h): this process's device backend and device memory.
+  // The device algorithms' (coll/device/device_ipc.h): this process's device backend and device memory.
   DeviceMemory* device = nullptr;
   DeviceScratch* deviceScratch = nullptr;
   int rank() const { return transport.rank(); }

@@ -265,7 +265,7 @@ Canonical parseFlag(std::string_view value, Config& config) {
   return boolText(*b);
 }
 
-// OVERPASS_TUNE: its grammar belongs to the selector (coll/tune.h), which checks it when it is
+// OVERPASS_TUNE: its grammar belongs to the selector (coll/select/tune.h), which checks it when it is
 // built; here only blanks around it are dropped.
 Canonical parseTune(std::string_view value, Config& config) {
   const std::string_view v = trim(value);

@@ -23,7 +23,7 @@
 namespace overpass {
 
 enum class StatsMode { kOff, kTable, kJson };
-// kAuto: PMPI on one host; across hosts, UCX for small inter-host messages (ucx_transport/
+// kAuto: PMPI on one host; across hosts, UCX for small inter-host messages (transport/
 // split_transport.h).
 enum class TransportKind { kAuto, kUcx, kPmpi };
 
@@ -42,14 +42,14 @@ struct Config {
   std::string ucxRndvThresh;  // "" : UCX's default; "auto"; or a number of bytes
   std::size_t shmBuffer = 0;  // bytes per rank and round of the shared-memory engine; 0: off
   unsigned commWarmUp = 0;    // calls on a new communicator handed to the MPI library first
-  std::string tune;           // OVERPASS_TUNE rules (coll/tune.h)
+  std::string tune;           // OVERPASS_TUNE rules (coll/select/tune.h)
   std::array<std::string, kNumCollectives> forced;  // OVERPASS_<COLLECTIVE>: an algorithm name
   bool deterministic = false;
   std::size_t gpuChunk = 0;      // bytes per chunk of the device staging pipeline; 0: off
   int gpuDepth = 3;              // its host slots per direction
   bool gpuIpc = true;            // device buffers of one node's ranks exchanged through IPC
   bool simulatedDevice = false;  // OVERPASS_SIM_DEVICE: gpu/sim_device.h's window is device memory
-  // The cost model (coll/cost_model.h): seconds per message, bytes per second sent and reduced.
+  // The cost model (coll/select/cost_model.h): seconds per message, bytes per second sent and reduced.
   double costLatency = 0, costBandwidth = 0, costReduceBandwidth = 0;
 
   bool handles(Collective c) const { return colls.test(index(c)); }

@@ -1,5 +1,5 @@
 // Element types and reduction operations, independent of MPI. The shim translates MPI handles to
-// these (shim/type_map.cc); the reduction kernels (coll/reduce_kernels.cc) implement them.
+// these (shim/type_map.cc); the reduction kernels (kernels/reduce_kernels.cc) implement them.
 #pragma once
 
 #include <cstddef>

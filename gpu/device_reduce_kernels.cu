@@ -3,7 +3,7 @@
 // reading both operands and writing the result in one pass (reduce and copy at once). Compiled
 // by nvcc into a fatbin embedded in the library and loaded through the driver
 // (gpu/cuda_memory.cc): no CUDA runtime is linked. Built with -fmad=false, so that no multiply
-// and add fuse and the bits equal the host kernels' (coll/reduce_kernels_body.h).
+// and add fuse and the bits equal the host kernels' (kernels/reduce_kernels_body.h).
 //
 // Kernel names: overpass_reduce_<type>_<op> with the names of common/datatype.h.
 #include <cstdint>

@@ -16,9 +16,10 @@
 #include <tuple>
 #include <utility>
 
-#include "coll/reduce_kernels.h"
+#include "kernels/reduce_kernels.h"
 #include "common/log.h"
 #include "gpu/sim_device.h"
+#include "gpu/sim_test_hooks.h"
 
 namespace overpass {
 namespace {
@@ -29,8 +30,8 @@ using Clock = std::chrono::steady_clock;
 class CopyLane {
  public:
   CopyLane(int id, std::mutex& traceMutex, std::vector<SimCopyRecord>& trace,
-           std::chrono::microseconds& delay)
-      : id_(id), traceMutex_(traceMutex), trace_(trace), delay_(delay) {}
+           std::chrono::microseconds& delay, bool& tracing)
+      : id_(id), traceMutex_(traceMutex), trace_(trace), delay_(delay), tracing_(tracing) {}
   ~CopyLane() {
     {
       std::lock_guard lock(mutex_);
@@ -78,7 +79,7 @@ class CopyLane {
       record.end = Clock::now();
       {
         std::lock_guard traceLock(traceMutex_);
-        trace_.push_back(record);
+        if (tracing_) trace_.push_back(record);
       }
       lock.lock();
       queue_.pop_front();
@@ -91,6 +92,7 @@ class CopyLane {
   std::mutex& traceMutex_;
   std::vector<SimCopyRecord>& trace_;
   std::chrono::microseconds& delay_;
+  bool& tracing_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
   std::deque<Job> queue_;
@@ -208,6 +210,7 @@ class SimulatedDeviceMemory final : public DeviceMemory {
   std::mutex traceMutex;
   std::vector<SimCopyRecord> trace;
   std::chrono::microseconds delay{0};
+  bool tracing = false;  // set by the tests' hooks (gpu/sim_test_hooks.h): no trace otherwise
 
  private:
   static constexpr std::size_t kMaxOpened = 64;
@@ -239,7 +242,8 @@ class SimulatedDeviceMemory final : public DeviceMemory {
     opened_.erase(oldest);
   }
 
-  CopyLane lanes_[2] = {{kUp, traceMutex, trace, delay}, {kDown, traceMutex, trace, delay}};
+  CopyLane lanes_[2] = {{kUp, traceMutex, trace, delay, tracing},
+                         {kDown, traceMutex, trace, delay, tracing}};
   std::mutex openMutex_;
   std::map<Key, Mapping> opened_;  // peers' buffers mapped here
   std::uint64_t uses_ = 0;
@@ -260,6 +264,7 @@ DeviceMemory& simulatedDeviceMemory() {
 void simSetCopyDelay(std::chrono::microseconds delay) {
   std::lock_guard lock(instance().traceMutex);
   instance().delay = delay;
+  instance().tracing = true;
 }
 
 std::vector<SimCopyRecord> simTakeTrace() {

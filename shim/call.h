@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "coll/coll_args.h"
-#include "coll/registry.h"
+#include "coll/select/registry.h"
 #include "common/collective.h"
 #include "common/datatype.h"
 #include "common/fallback.h"

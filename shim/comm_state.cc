@@ -17,8 +17,8 @@
 #include "gpu/memory.h"
 #include "shim/runtime.h"
 #include "shim/world_ranks.h"
-#include "ucx_transport/split_transport.h"
-#include "ucx_transport/ucx_transport.h"
+#include "transport/split_transport.h"
+#include "transport/ucx/ucx_transport.h"
 
 namespace overpass::shim {
 namespace {

@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "coll/selector.h"
+#include "coll/select/selector.h"
 #include "coll/team.h"
 #include "gpu/memory.h"
 #include "shim/pmpi_transport.h"
@@ -34,7 +34,7 @@ struct CommEngine {
   Topology topology;  // derived from the job's topology by rank translation, no communication
   Scratch scratch;    // for the algorithms
   Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
-  DeviceScratch deviceScratch;         // device memory of the device algorithms (coll/device_ipc.h)
+  DeviceScratch deviceScratch;         // device memory of the device algorithms (coll/device/device_ipc.h)
   bool deviceCapable = false;          // some rank may pass device buffers: agreed at creation
   const Selector* selector = nullptr;  // the runtime's, for the steps of hierarchical algorithms
   SelectionCache selections;           // memoised selector decisions

@@ -6,7 +6,7 @@
 #include <new>
 #include <optional>
 
-#include "coll/selector.h"
+#include "coll/select/selector.h"
 #include "common/log.h"
 #include "gpu/memory.h"
 #include "gpu/staging_pipeline.h"
@@ -14,7 +14,7 @@
 #include "shim/device_staging.h"
 #include "shim/runtime.h"
 #include "shim/watchdog.h"
-#include "ucx_transport/split_transport.h"
+#include "transport/split_transport.h"
 
 namespace overpass::shim {
 
@@ -95,7 +95,7 @@ Memory classify(const Call& call, DeviceMemory& memory) {
   return m;
 }
 
-// A device algorithm on the application's buffers (coll/device_ipc.h). Status::kDeclined where
+// A device algorithm on the application's buffers (coll/device/device_ipc.h). Status::kDeclined where
 // the ranks agreed in its first round that it cannot serve the call (nothing was done).
 Status runDevice(CommState& state, const Call& call, const Algorithm& algorithm,
                  const Memory& memory) {
@@ -257,7 +257,7 @@ int dispatchUnguarded(Call& call) {
     memory = classify(call, *device);
   int rc = MPI_SUCCESS;
   // The device algorithms and the pipeline run, or decline alike on every rank and are passed
-  // over for this shape; at most two of them are tried (coll/registry.h), then a host algorithm
+  // over for this shape; at most two of them are tried (coll/select/registry.h), then a host algorithm
   // or the MPI library runs.
   while (!reason && algorithm->kind != AlgorithmKind::kHost) {
     const Status status = algorithm->kind == AlgorithmKind::kDevice

@@ -11,7 +11,7 @@
 //      device where some rank may pass device buffers): a host algorithm, the MPI library, the
 //      staging pipeline or a device algorithm. A device algorithm or the pipeline may decline a
 //      call in its own first round, alike on every rank; the selection memo then passes it over
-//      for that shape (coll/selector.h, SelectionCache) and the next choice runs.
+//      for that shape (coll/select/selector.h, SelectionCache) and the next choice runs.
 // A rank-local fact never changes the path: a datatype that needs packing is packed, and this
 // rank's device buffers (classified once per call) are replaced by host copies for the host
 // algorithms and the MPI library (shim/device_staging.h).
@@ -21,7 +21,7 @@
 
 #include <cstdint>
 
-#include "coll/cost_model.h"
+#include "coll/select/cost_model.h"
 #include "common/status.h"
 #include "shim/call.h"
 

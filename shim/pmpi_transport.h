@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/bootstrap.h"
-#include "ucx_transport/transport.h"
+#include "transport/transport.h"
 
 namespace overpass::shim {
 

@@ -7,7 +7,7 @@
 #include <exception>
 #include <vector>
 
-#include "coll/registry.h"
+#include "coll/select/registry.h"
 #include "common/files.h"
 #include "common/log.h"
 #include "gpu/memory.h"

@@ -9,13 +9,13 @@
 #include <memory>
 #include <optional>
 
-#include "coll/selector.h"
+#include "coll/select/selector.h"
 #include "common/collective.h"
 #include "common/config.h"
 #include "common/fallback.h"
 #include "common/stats.h"
 #include "topo/job_topology.h"
-#include "ucx_transport/ucx_transport.h"
+#include "transport/ucx/ucx_transport.h"
 
 namespace overpass::shim {
 

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "coll/reduce_kernels.h"
+#include "kernels/reduce_kernels.h"
 #include "gpu/memory.h"
 #include "gpu/staging_pipeline.h"
 #include "tools/gpu_check_ipc.h"

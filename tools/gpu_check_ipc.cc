@@ -1,4 +1,4 @@
-// The node collectives on device buffers (coll/device_ipc.h) across processes, without MPI: the
+// The node collectives on device buffers (coll/device/device_ipc.h) across processes, without MPI: the
 // parent creates a shared-memory arena and starts `ranks` copies of this program, each a rank
 // with device buffers on GPU 0 (or on the simulated device, to check the harness itself on a
 // machine without a GPU). Each rank checks allreduce (float sum), bcast and alltoall through IPC
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "coll/algorithms.h"
-#include "coll/device_ipc.h"
+#include "coll/device/device_ipc.h"
 #include "gpu/memory.h"
 #include "shm/arena.h"
 #include "shm/channel.h"

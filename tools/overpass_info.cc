@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "coll/registry.h"
-#include "coll/selector.h"
+#include "coll/select/registry.h"
+#include "coll/select/selector.h"
 #include "common/config.h"
 #include "common/fallback.h"
 #include "gpu/backend_info.h"

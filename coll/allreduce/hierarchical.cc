@@ -1,10 +1,10 @@
 // Allreduce across nodes in three steps: the ranks of each node reduce-scatter the vector
-// (coll/node_reduce_scatter.h), so that each local rank holds its slices (coll/node_slices.h:
+// (coll/phases/node_reduce_scatter.h), so that each local rank holds its slices (coll/math/node_slices.h:
 // S slices, S = the most ranks on one node; one per rank on a node of S ranks, several per rank
 // on smaller nodes) summed over its node; the owners of each slice, one per node, allreduce it
 // among themselves with a flat algorithm on a SubTransport, every slice's owners in parallel, a
 // rank that owns several slices taking them in order (selected for that many ranks:
-// coll/selector.h, selectStep; by default the ring where it serves, else recursive doubling);
+// coll/select/selector.h, selectStep; by default the ring where it serves, else recursive doubling);
 // the ranks of each node allgather the finished slices. The node steps go through the node's
 // shared memory (chunk by chunk, as the shm allreduce) when the node has a channel, else around
 // a ring on a SubTransport of the node's ranks; a node of one rank has none.
@@ -25,13 +25,13 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "coll/node_reduce_scatter.h"
-#include "coll/node_slices.h"
-#include "coll/registry.h"
-#include "coll/ring_allgather.h"
-#include "coll/selector.h"
+#include "coll/phases/node_reduce_scatter.h"
+#include "coll/math/node_slices.h"
+#include "coll/select/registry.h"
+#include "coll/phases/ring_allgather.h"
+#include "coll/select/selector.h"
 #include "common/log.h"
-#include "ucx_transport/sub_transport.h"
+#include "transport/sub_transport.h"
 
 namespace overpass {
 

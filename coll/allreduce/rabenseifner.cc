@@ -19,9 +19,9 @@
 #include <initializer_list>
 
 #include "coll/algorithms.h"
-#include "coll/cost_model.h"
-#include "coll/reduce_kernels.h"
-#include "coll/ring_reduce_scatter.h"
+#include "coll/select/cost_model.h"
+#include "kernels/reduce_kernels.h"
+#include "coll/phases/ring_reduce_scatter.h"
 
 namespace overpass {
 

@@ -1,5 +1,5 @@
-// Allreduce in rank order: the rank-order reduce-scatter (coll/rank_order_reduce_scatter.h), then
-// a ring allgather (coll/ring_allgather.h). For deterministic mode at medium and large sizes.
+// Allreduce in rank order: the rank-order reduce-scatter (coll/phases/rank_order_reduce_scatter.h), then
+// a ring allgather (coll/phases/ring_allgather.h). For deterministic mode at medium and large sizes.
 //
 // Steps: every rank receives block r of every other rank at once and combines the p
 // contributions in rank order; the finished blocks then go around the ring.
@@ -10,8 +10,8 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "coll/rank_order_reduce_scatter.h"
-#include "coll/ring_allgather.h"
+#include "coll/phases/rank_order_reduce_scatter.h"
+#include "coll/phases/ring_allgather.h"
 
 namespace overpass {
 

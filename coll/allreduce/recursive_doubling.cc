@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "coll/algorithms.h"
-#include "coll/reduce_kernels.h"
+#include "kernels/reduce_kernels.h"
 
 namespace overpass {
 

@@ -1,5 +1,5 @@
-// Allreduce around a ring: reduce-scatter (coll/ring_reduce_scatter.h), then allgather
-// (coll/ring_allgather.h).
+// Allreduce around a ring: reduce-scatter (coll/phases/ring_reduce_scatter.h), then allgather
+// (coll/phases/ring_allgather.h).
 //
 // Steps: after the reduce-scatter, rank r holds block r reduced over all ranks; p - 1 more steps
 // pass the finished blocks around the ring.
@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "coll/ring_allgather.h"
+#include "coll/phases/ring_allgather.h"
 
 namespace overpass {
 

@@ -1,5 +1,5 @@
 // Allreduce through the node's shared memory (shm/channel.h), for teams on one node: shmReduce
-// (coll/shm_reduce.h) with every rank copying the result out.
+// (coll/phases/shm_reduce.h) with every rank copying the result out.
 //
 // Steps: up to 4 KiB, one round: every rank copies its vector into its buffer and combines all p
 // of them itself (p n reduced, but a single synchronisation). Above, per chunk of up to one
@@ -10,7 +10,7 @@
 // Preconditions: the team shares one channel (call.shmBuffer > 0). Combines in rank order: bits
 // equal to every other rank-order algorithm's, on every rank. Result: recvbuf on every rank.
 #include "coll/algorithms.h"
-#include "coll/shm_reduce.h"
+#include "coll/phases/shm_reduce.h"
 
 namespace overpass {
 

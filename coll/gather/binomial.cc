@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "coll/algorithms.h"
-#include "coll/binomial_tree.h"
+#include "coll/math/binomial_tree.h"
 
 namespace overpass {
 

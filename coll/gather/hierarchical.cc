@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "coll/algorithms.h"
-#include "coll/registry.h"
-#include "coll/selector.h"
+#include "coll/select/registry.h"
+#include "coll/select/selector.h"
 #include "common/log.h"
-#include "ucx_transport/sub_transport.h"
+#include "transport/sub_transport.h"
 
 namespace overpass {
 namespace {

@@ -1,5 +1,5 @@
 // Reduce across nodes in three steps: the ranks of each node reduce-scatter the vector
-// (coll/node_reduce_scatter.h), so that each local rank holds its slices (coll/node_slices.h:
+// (coll/phases/node_reduce_scatter.h), so that each local rank holds its slices (coll/math/node_slices.h:
 // S slices, S = the most ranks on one node; several per rank on smaller nodes) summed over its
 // node; the owners of each slice, one per node, reduce it to its owner on the root's node, every
 // slice's owners in parallel, a rank that owns several slices taking them in order (an algorithm
@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "coll/algorithms.h"
-#include "coll/node_reduce_scatter.h"
-#include "coll/node_slices.h"
-#include "coll/registry.h"
-#include "coll/selector.h"
+#include "coll/phases/node_reduce_scatter.h"
+#include "coll/math/node_slices.h"
+#include "coll/select/registry.h"
+#include "coll/select/selector.h"
 #include "common/log.h"
-#include "ucx_transport/sub_transport.h"
+#include "transport/sub_transport.h"
 
 namespace overpass {
 

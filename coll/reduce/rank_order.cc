@@ -1,4 +1,4 @@
-// Reduce in rank order: the rank-order reduce-scatter (coll/rank_order_reduce_scatter.h), then
+// Reduce in rank order: the rank-order reduce-scatter (coll/phases/rank_order_reduce_scatter.h), then
 // every rank sends its finished block to the root. For deterministic mode.
 //
 // Steps: as allreduce rank_order, with a direct gather of the p blocks instead of the allgather.
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "coll/algorithms.h"
-#include "coll/rank_order_reduce_scatter.h"
+#include "coll/phases/rank_order_reduce_scatter.h"
 
 namespace overpass {
 

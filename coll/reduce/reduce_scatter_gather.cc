@@ -1,7 +1,7 @@
 // Reduce by ring reduce-scatter then binomial gather of the reduced blocks (Rabenseifner's
 // composition with a ring), for large vectors.
 //
-// Steps: 1. the ring reduce-scatter of coll/ring_reduce_scatter.h into a work vector (the root's
+// Steps: 1. the ring reduce-scatter of coll/phases/ring_reduce_scatter.h into a work vector (the root's
 // recvbuf, a scratch vector elsewhere): afterwards block r (blocks indexed by team rank, sizes
 // differing by at most one element) of rank r's work vector is reduced over all ranks. 2. Binomial
 // gather towards the root in ranks relative to it (v = (rank - root) mod p): rank v receives the
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "coll/algorithms.h"
-#include "coll/ring_reduce_scatter.h"
+#include "coll/phases/ring_reduce_scatter.h"
 
 namespace overpass {
 

@@ -1,4 +1,4 @@
-// Reduce through the node's shared memory: shmReduce (coll/shm_reduce.h), the shm
+// Reduce through the node's shared memory: shmReduce (coll/phases/shm_reduce.h), the shm
 // allreduce with only the root copying the result out; the other ranks never wait for each
 // other (small vectors: they leave once their vector is in place).
 //
@@ -7,7 +7,7 @@
 // team shares one channel. Combines in rank order (bits equal to every rank-order algorithm's).
 // Result: recvbuf at the root (other ranks' may be null).
 #include "coll/algorithms.h"
-#include "coll/shm_reduce.h"
+#include "coll/phases/shm_reduce.h"
 
 namespace overpass {
 

@@ -16,8 +16,8 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "coll/cost_model.h"
-#include "coll/reduce_kernels.h"
+#include "coll/select/cost_model.h"
+#include "kernels/reduce_kernels.h"
 
 namespace overpass {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "coll/reduce_kernels.h"
+#include "kernels/reduce_kernels.h"
 
 namespace overpass {
 

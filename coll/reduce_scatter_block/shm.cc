@@ -2,14 +2,14 @@
 //
 // Steps, per chunk of every block (a buffer holds p chunks): one round in which every rank copies
 // its p chunks into its buffer; then rank r combines chunk r of every rank's buffer in rank order
-// straight into its recvbuf (coll/shm_reduce.h).
+// straight into its recvbuf (coll/phases/shm_reduce.h).
 // Cost per round: copy in (p chunks) + reduce ((p - 1) chunks read twice). Preconditions: the
 // team shares one channel. Combines in rank order. Result: block r at rank r's recvbuf.
 #include <algorithm>
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "coll/shm_reduce.h"
+#include "coll/phases/shm_reduce.h"
 
 namespace overpass {
 

@@ -18,7 +18,7 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "coll/binomial_tree.h"
+#include "coll/math/binomial_tree.h"
 
 namespace overpass {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "shim/pmpi_transport.h"
-#include "ucx_transport/ucx_transport.h"
+#include "transport/ucx/ucx_transport.h"
 
 using namespace overpass;
 

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "coll/device_ipc.h"
-#include "coll/reduce_kernels.h"
-#include "coll/registry.h"
+#include "coll/device/device_ipc.h"
+#include "kernels/reduce_kernels.h"
+#include "coll/select/registry.h"
 #include "element_bytes.h"
 #include "gpu/sim_device.h"
 #include "gpu/sim_memory.h"
@@ -358,7 +358,7 @@ TEST(Reductions, RankOrderAlgorithmsGiveTheSerialLeftToRightBits) {
   }
 }
 
-// ---- Device algorithms (coll/device_ipc.h) on the simulated device ----
+// ---- Device algorithms (coll/device/device_ipc.h) on the simulated device ----
 // The ranks are threads of one process; each maps its peers' buffers through simulated IPC (the
 // peer's memory file opened through /proc), as separate processes do.
 

@@ -1,7 +1,7 @@
-// The binomial tree arithmetic of coll/binomial_tree.h: every rank's subtree is its own relative
+// The binomial tree arithmetic of coll/math/binomial_tree.h: every rank's subtree is its own relative
 // rank plus its children's subtrees, the subtrees of the root's children partition the other
 // ranks, and the wrap split puts exactly the team ranks below p before the wrap.
-#include "coll/binomial_tree.h"
+#include "coll/math/binomial_tree.h"
 
 #include <gtest/gtest.h>
 

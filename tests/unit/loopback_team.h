@@ -12,7 +12,7 @@
 #include "coll/team.h"
 #include "shm/arena.h"
 #include "shm/channel.h"
-#include "ucx_transport/loopback_transport.h"
+#include "transport/loopback_transport.h"
 
 namespace overpass::test {
 

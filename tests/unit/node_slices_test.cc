@@ -1,13 +1,13 @@
 // How the hierarchical reductions share a vector among nodes of different sizes
-// (coll/node_slices.h): the slices, their grouping into each node's blocks (RingBlocks with
+// (coll/math/node_slices.h): the slices, their grouping into each node's blocks (RingBlocks with
 // slices), and the owners of each slice, one per node.
-#include "coll/node_slices.h"
+#include "coll/math/node_slices.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "coll/ring_reduce_scatter.h"
+#include "coll/phases/ring_reduce_scatter.h"
 
 namespace overpass {
 namespace {

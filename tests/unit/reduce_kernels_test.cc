@@ -1,4 +1,4 @@
-#include "coll/reduce_kernels.h"
+#include "kernels/reduce_kernels.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "coll/reduce_kernel_table.h"
+#include "kernels/reduce_kernel_table.h"
 #include "element_bytes.h"
 
 namespace overpass {

@@ -1,4 +1,4 @@
-#include "coll/registry.h"
+#include "coll/select/registry.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "coll/cost_model.h"
+#include "coll/select/cost_model.h"
 #include "common/stats.h"
 
 namespace overpass {

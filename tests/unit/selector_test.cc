@@ -1,7 +1,7 @@
 // The tune grammar (strict parsing, errors naming the token) and the selector (rule priority,
 // rules skipped when their algorithm cannot serve a call, the cost model, deterministic mode,
 // memoisation).
-#include "coll/selector.h"
+#include "coll/select/selector.h"
 
 #include <gtest/gtest.h>
 

@@ -15,6 +15,7 @@
 
 #include "gpu/sim_device.h"
 #include "gpu/sim_memory.h"
+#include "gpu/sim_test_hooks.h"
 #include "gpu/staging_pipeline.h"
 
 namespace overpass {

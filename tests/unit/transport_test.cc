@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "loopback_team.h"
-#include "ucx_transport/split_transport.h"
-#include "ucx_transport/ucx_transport.h"
+#include "transport/split_transport.h"
 
 namespace overpass {
 namespace {
@@ -207,17 +206,6 @@ TEST(SplitTransport, BatchesOnOneSideOrNoneComplete) {
     EXPECT_EQ(team.ranks[peer]->recv(got.data(), got.size(), 0, 5), Status::kOk);
     EXPECT_EQ(got, small);
   }
-}
-
-TEST(UcxTag, FieldsKeepCommunicatorsTagsAndSourcesApart) {
-  std::set<std::uint64_t> tags;
-  for (std::uint32_t comm : {1u, 2u, (1u << 24) - 1})
-    for (int tag : {0, 1, 8, 65535})
-      for (int source : {0, 1, 4095, (1 << 24) - 1})
-        EXPECT_TRUE(tags.insert(makeUcxTag(comm, tag, source)).second);
-  EXPECT_EQ(makeUcxTag(1, 0, 0), std::uint64_t{1} << 40);
-  EXPECT_EQ(makeUcxTag(0, 1, 0), std::uint64_t{1} << 24);
-  EXPECT_EQ(makeUcxTag(0, 0, 1), 1u);
 }
 
 }  // namespace

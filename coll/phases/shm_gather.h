@@ -1,0 +1,39 @@
+// The shm allgather (root = kEveryRank) and gather to `root`: per chunk of the block (up to one
+// buffer), every rank copies its chunk into its buffer, one round, and each rank that needs the
+// result copies every rank's chunk out; the others do not wait (gather).
+// Cost per chunk: one round + copy in (n) + copy out (p n) where the result is needed.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+
+#include "coll/coll_args.h"
+#include "coll/phases/shm_reduce.h"
+#include "coll/team.h"
+
+namespace overpass {
+
+inline Status shmGather(const CollArgs& args, Team& team, int root) {
+  const int p = team.size(), r = team.rank();
+  const bool needsResult = root == kEveryRank || r == root;
+  auto* out = static_cast<unsigned char*>(args.recvbuf);
+  const auto* in = static_cast<const unsigned char*>(args.sendbuf);
+  const std::size_t n = args.bytes;
+  if (n == 0) return Status::kOk;
+  if (p == 1) {
+    if (in != out) std::memcpy(out, in, n);
+    return Status::kOk;
+  }
+  ShmChannel& ch = *team.shm;
+  for (std::size_t off = 0; off < n; off += ch.bufferBytes()) {
+    const std::size_t c = std::min(ch.bufferBytes(), n - off);
+    OVERPASS_CHECK(ch.reserve());
+    std::memcpy(ch.next(), in + off, c);
+    OVERPASS_CHECK(ch.sync(needsResult ? ShmChannel::kAll : r));
+    if (needsResult)
+      for (int q = 0; q < p; ++q) std::memcpy(out + q * n + off, ch.peer(q), c);
+  }
+  return Status::kOk;
+}
+
+}  // namespace overpass

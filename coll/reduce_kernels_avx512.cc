@@ -1,3 +1,0 @@
-// The reduction kernels compiled for avx512 (flags in coll/CMakeLists.txt).
-#define OVERPASS_KERNEL_TABLE_FN kernelTableAvx512
-#include "coll/reduce_kernels_body.h"

@@ -1,0 +1,157 @@
+#include "coll/select/selector.h"
+
+#include <algorithm>
+
+#include <limits>
+
+namespace overpass {
+
+// Measured choices where the cost model is wrong on a shared-memory node with 2-4 ranks (the
+// only setting measured so far; docs/PERFORMANCE.md, "Algorithm selection", 2026-12-02). Larger
+// teams are left to the cost model until they are measured.
+const std::string_view kDefaultTune =
+    // np 2: one exchange of the whole vector up to 512 KiB (rd 107 us vs ring 115 at 512 KiB),
+    // the ring above (2 MiB: 595 us vs rd 885).
+    "allreduce:np=2:@recursive_doubling#allreduce:1M-inf:np=2:@ring"
+    // np 3-4, oversubscribed: one k-nomial level beats log2(p) rounds up to 512 KiB (np 4,
+    // 2 KiB: 7.9 us vs rd 17.9); the ring above (np 3, 8 MiB: 8.5 ms vs knomial 10.7).
+    "#allreduce:np=3-5:@knomial#allreduce:512K-inf:np=3-5:@ring"
+    // Pipelined and scatter-based bcast, and the reduce-scatter-based reduce, lose to the
+    // binomial trees when 4 ranks share 2 cores (np 4, 8 MiB bcast: chain 5.7 ms vs 3.4).
+    "#bcast:np=2-5:@binomial#reduce:np=2-5:@binomial"
+    // Linear gather/scatter: the root is the bottleneck either way; binomial trees add a
+    // forwarding hop (np 4, 128 KiB scatter: linear 12.5 us vs binomial 28.8).
+    "#gather:np=2-5:@linear#scatter:np=2-5:@linear"
+    // The node's shared memory (rules that apply only where the team shares one node; the ones
+    // above decide elsewhere), where it was measured faster (docs/PERFORMANCE.md, "Node shared
+    // memory"). np 2: allreduce small and very large, small rooted collectives (a one-round flag
+    // exchange), bcast and reduce large.
+    "#allreduce:0-16K:np=2:@shm#allreduce:4M-inf:np=2:@shm"
+    "#bcast:0-16K:np=2:@shm#bcast:4M-inf:np=2:@shm"
+    "#reduce:0-8K:np=2:@shm#reduce:2M-inf:np=2:@shm"
+    "#gather:1K-8K:np=2:@shm#scatter:1K-8K:np=2:@shm"
+    // np 3-4 on 2 cores, waiting ranks yielding at once ("Small messages when ranks outnumber
+    // cores"): allreduce, allgather, reduce_scatter_block and barrier everywhere (np 4, 4 KiB
+    // allreduce: 9 us vs 36 for Open MPI); bcast and reduce from 512 B, gather and scatter from
+    // 1 KiB blocks, alltoall up to 32 KiB blocks (np 4, 512 B alltoall: 4.9 us vs 7.2); reduce
+    // large. Tiny rooted collectives go to the MPI library (gather and scatter at np 2 too): its
+    // root returns without waiting for anyone (np 4, 8 B bcast: 0.3 us; np 2, 64 B gather: 0.2
+    // us against 0.7 through shm), where every shared-memory round waits for the last rank's
+    // previous round.
+    "#allreduce:np=3-5:@shm#allgather:np=3-5:@shm#reduce_scatter_block:np=3-5:@shm"
+    "#barrier:np=3-5:@shm"
+    "#bcast:0-512:np=3-5:@pmpi#bcast:512-inf:np=3-5:@shm"
+    "#reduce:512-32K:np=3-5:@shm#reduce:1M-inf:np=3-5:@shm"
+    "#gather:0-1K:np=2-5:@pmpi#gather:1K-16K:np=3-5:@shm"
+    "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-32K:np=3-5:@shm"
+    "#alltoall:0-32K:np=3-5:@shm"
+    // Teams over several nodes: node steps in shared memory, only each rank's slice between
+    // nodes. Serves nothing on one node (the rules above decide there). Measured across real hosts
+    // (docs/PERFORMANCE.md, "Across hosts": 2 x 2 over a 1 Gbit/s link, both placements): one
+    // crossing instead of k-nomial's two, 1.07-1.37x at 16 B - 1 KiB, 1.6-2.0x at 4-16 KiB, parity
+    // from 64 KiB; emulated 2 x 2 over TCP, 1.3-5.5x the flat ring from 64 KiB. These rules take
+    // unequal nodes (2+1+1, 3+1) too, where they were not measured (docs/TUNING.md).
+    "#allreduce:@hierarchical"
+    // Likewise bcast at every size: across hosts 1.17-1.54x below 1 KiB host by host, 1.2-2.0x
+    // at 1-16 KiB round-robin (the binomial tree crosses twice), parity elsewhere; emulated
+    // nodes over TCP, 1.4-2.2x the binomial tree from 32 KiB.
+    "#bcast:@hierarchical"
+    // And reduce from 4 KiB: across hosts 1.95-2.0x round-robin at 4-64 KiB, parity host by host;
+    // below 1 KiB its node round costs more than it saves (0.24-0.67x there).
+    "#reduce:4K-inf:@hierarchical"
+    // Gather and scatter of 8-128 KiB blocks: 1.6-2.7x the linear ones over TCP between emulated
+    // nodes (one message per node instead of per rank); slower for small and 512 KiB blocks.
+    "#gather:8K-128K:@hierarchical#scatter:8K-128K:@hierarchical";
+
+std::optional<Selector> Selector::create(const Config& config, std::vector<std::string>* errors) {
+  Selector s;
+  s.model_ = {config.costLatency, 1 / config.costBandwidth, 1 / config.costReduceBandwidth};
+  std::string error;
+  auto defaults = parseTune(kDefaultTune, &error);
+  if (!defaults) {  // a defect of this file; the unit tests parse the defaults
+    errors->push_back("built-in tune rules: " + error);
+    return std::nullopt;
+  }
+  s.rules_ = std::move(*defaults);
+  // Device buffers (docs/GPU.md): large splittable calls through the staging pipeline, and on one
+  // node the IPC algorithms above it (a rule decides only where its algorithm serves the call:
+  // device_ipc serves one-node teams only). Built from the configuration, in the same grammar.
+  std::string device;
+  if (config.gpuChunk)
+    for (const char* coll : {"allreduce", "reduce"})
+      device += std::string("#") + coll + ":mem=device:" + formatSize(2 * config.gpuChunk) +
+                "-inf:@staged_pipeline";
+  if (config.gpuIpc)
+    for (const char* coll : {"allreduce", "bcast", "alltoall"})
+      device += std::string("#") + coll + ":mem=device:@device_ipc";
+  if (auto rules = parseTune(device.empty() ? device : device.substr(1), &error)) {
+    s.rules_.insert(s.rules_.end(), rules->begin(), rules->end());
+  } else {  // a defect of this file, as for the defaults
+    errors->push_back("device tune rules: " + error);
+    return std::nullopt;
+  }
+  if (auto user = parseTune(config.tune, &error)) {
+    s.rules_.insert(s.rules_.end(), user->begin(), user->end());
+  } else {
+    errors->push_back("invalid OVERPASS_TUNE: " + error);
+  }
+  for (std::size_t c = 0; c < kNumCollectives; ++c) {
+    if (config.forced[c].empty()) continue;
+    const std::string name(collectiveName(static_cast<Collective>(c)));
+    auto forced = parseTune(name + ":@" + config.forced[c], &error);
+    if (forced) {
+      s.rules_.push_back(std::move(forced->front()));
+    } else {
+      std::string var = "OVERPASS_" + name;
+      for (char& ch : var) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      errors->push_back("invalid " + var + ": " + error.substr(error.find("': ") + 3));
+    }
+  }
+  if (!errors->empty()) return std::nullopt;
+  return s;
+}
+
+Selection Selector::select(const CallShape& call,
+                           std::span<const Algorithm* const> excluded) const {
+  Selection s;
+  auto allowed = [&](const Algorithm& a) {
+    return a.canServe(call) && std::find(excluded.begin(), excluded.end(), &a) == excluded.end();
+  };
+  for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
+    if (!it->matches(call)) continue;
+    if (allowed(*it->algorithm)) {
+      s.algorithm = it->algorithm;
+      s.rule = &*it;
+      return s;
+    }
+    if (!s.skipped) s.skipped = &*it;
+  }
+  double best = std::numeric_limits<double>::infinity();
+  for (const Algorithm& a : algorithms()) {
+    if (a.coll != call.coll || a.cost == nullptr || !allowed(a)) continue;
+    const double cost = a.cost(call, model_);
+    if (cost < best) {
+      best = cost;
+      s.algorithm = &a;
+    }
+  }
+  if (!s.algorithm) s.algorithm = &pmpiAlgorithm(call.coll);
+  return s;
+}
+
+const Algorithm& selectStep(const Selector* selector, const CollArgs& args, int teamSize,
+                            const Algorithm& fallback) {
+  if (!selector) return fallback;
+  CallShape shape;
+  shape.coll = args.coll;
+  shape.bytes = args.bytes;
+  shape.count = args.count;
+  shape.teamSize = teamSize;
+  shape.nodes = teamSize;
+  shape.maxPerNode = 1;
+  shape.acrossNodes = true;
+  const Algorithm* chosen = selector->select(shape).algorithm;
+  return chosen && !chosen->isPmpi() ? *chosen : fallback;
+}
+
+}  // namespace overpass

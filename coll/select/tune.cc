@@ -1,0 +1,184 @@
+#include "coll/select/tune.h"
+
+#include <cctype>
+#include <limits>
+
+#include "common/config.h"
+
+namespace overpass {
+namespace {
+
+constexpr std::size_t kMaxRanks = std::size_t{1} << 30;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    const std::size_t at = s.find(sep);
+    parts.push_back(trim(s.substr(0, at)));
+    if (at == std::string_view::npos) return parts;
+    s.remove_prefix(at + 1);
+  }
+}
+
+bool equalsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+// digits with an optional K/M/G (common/config.h's size parser), or inf (both case-insensitive).
+std::optional<std::size_t> parseSize(std::string_view s) {
+  if (equalsIgnoringCase(s, "inf")) return std::numeric_limits<std::size_t>::max();
+  return overpass::parseSize(s, std::numeric_limits<std::size_t>::max());
+}
+
+// "lo-hi" (half-open, lo < hi).
+bool parseRange(std::string_view s, std::size_t* lo, std::size_t* hi) {
+  const std::size_t dash = s.find('-');
+  if (dash == std::string_view::npos) return false;
+  const auto a = parseSize(s.substr(0, dash)), b = parseSize(s.substr(dash + 1));
+  if (!a || !b || *a >= *b) return false;
+  *lo = *a;
+  *hi = *b;
+  return true;
+}
+
+std::string algorithmsOf(Collective coll) {
+  std::string names;
+  for (const Algorithm& a : algorithms())
+    if (a.coll == coll) names += (names.empty() ? "" : ", ") + std::string(a.name);
+  return names;
+}
+
+std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
+  TuneRule rule;
+  rule.text = std::string(text);
+  const std::vector<std::string_view> fields = split(text, ':');
+  const auto coll = collectiveFromName(fields[0]);
+  if (!coll) {
+    *why = "'" + std::string(fields[0]) +
+           "' is not a collective (allreduce, bcast, scatter, gather, alltoall, reduce, "
+           "allgather, reduce_scatter_block, barrier)";
+    return std::nullopt;
+  }
+  rule.coll = *coll;
+  bool sized = false, ranked = false;
+  for (std::size_t i = 1; i < fields.size(); ++i) {
+    const std::string_view f = fields[i];
+    if (!f.empty() && f.front() == '@') {
+      if (rule.algorithm) {
+        *why = "'" + std::string(f) + "': a second algorithm in one rule";
+        return std::nullopt;
+      }
+      rule.algorithm = findAlgorithm(rule.coll, f.substr(1));
+      if (!rule.algorithm) {
+        *why = "'" + std::string(f.substr(1)) + "' is not an algorithm of " +
+               std::string(collectiveName(rule.coll)) + " (" + algorithmsOf(rule.coll) + ")";
+        return std::nullopt;
+      }
+    } else if (f.rfind("np=", 0) == 0) {
+      std::size_t lo = 0, hi = 0;
+      const std::string_view r = f.substr(3);
+      if (const auto exact = parseSize(r); exact && r.find('-') == std::string_view::npos &&
+                                           *exact != std::numeric_limits<std::size_t>::max()) {
+        lo = *exact;
+        hi = *exact + 1;
+      } else if (!parseRange(r, &lo, &hi)) {
+        *why = "'" + std::string(f) +
+               "' is not a team size: np=N or np=LO-HI (half-open, HI may be inf)";
+        return std::nullopt;
+      }
+      if (ranked) {
+        *why = "'" + std::string(f) + "': a second team size in one rule";
+        return std::nullopt;
+      }
+      if (lo < 1 || lo > kMaxRanks) {
+        *why = "'" + std::string(f) + "': team sizes are 1 to " + std::to_string(kMaxRanks);
+        return std::nullopt;
+      }
+      ranked = true;
+      rule.minRanks = static_cast<int>(lo);
+      rule.maxRanks = hi > kMaxRanks ? std::numeric_limits<int>::max() : static_cast<int>(hi);
+    } else if (f.rfind("level=", 0) == 0) {
+      const std::string_view l = f.substr(6);
+      if (rule.level != TuneRule::Level::kAny) {
+        *why = "'" + std::string(f) + "': a second level in one rule";
+        return std::nullopt;
+      }
+      if (l == "team") {
+        rule.level = TuneRule::Level::kTeam;
+      } else if (l == "nodes") {
+        rule.level = TuneRule::Level::kNodes;
+      } else {
+        *why = "'" + std::string(f) + "' is not a level: level=team or level=nodes";
+        return std::nullopt;
+      }
+    } else if (f.rfind("mem=", 0) == 0) {
+      const std::string_view m = f.substr(4);
+      if (rule.mem) {
+        *why = "'" + std::string(f) + "': a second memory in one rule";
+        return std::nullopt;
+      }
+      if (m == "host") {
+        rule.mem = CallMemory::kHost;
+      } else if (m == "device") {
+        rule.mem = CallMemory::kDevice;
+      } else {
+        *why = "'" + std::string(f) + "' is not a memory: mem=host or mem=device";
+        return std::nullopt;
+      }
+    } else if (std::size_t lo = 0, hi = 0; parseRange(f, &lo, &hi)) {
+      if (sized) {
+        *why = "'" + std::string(f) + "': a second size range in one rule";
+        return std::nullopt;
+      }
+      if (rule.coll == Collective::kBarrier) {
+        *why = "'" + std::string(f) + "': barrier has no size (every barrier is 0 bytes)";
+        return std::nullopt;
+      }
+      sized = true;
+      rule.minBytes = lo;
+      rule.maxBytes = hi;
+    } else {
+      *why = "'" + std::string(f) +
+             "' is neither a size range (LO-HI with K/M/G or inf, LO < HI), np=..., "
+             "level=..., mem=..., nor @algorithm";
+      return std::nullopt;
+    }
+  }
+  if (!rule.algorithm) {
+    *why = "no @algorithm";
+    return std::nullopt;
+  }
+  return rule;
+}
+
+}  // namespace
+
+std::optional<std::vector<TuneRule>> parseTune(std::string_view text, std::string* error) {
+  std::vector<TuneRule> rules;
+  if (trim(text).empty()) return rules;
+  const std::vector<std::string_view> tokens = split(text, '#');
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    std::string why;
+    auto rule = tokens[i].empty() ? std::nullopt : parseRule(tokens[i], &why);
+    if (!rule) {
+      *error = "token " + std::to_string(i + 1) + " '" + std::string(tokens[i]) +
+               "': " + (tokens[i].empty() ? std::string("empty rule") : why);
+      return std::nullopt;
+    }
+    rules.push_back(std::move(*rule));
+  }
+  return rules;
+}
+
+}  // namespace overpass
