@@ -265,8 +265,8 @@ Canonical parseFlag(std::string_view value, Config& config) {
   return boolText(*b);
 }
 
-// OVERPASS_TUNE: its grammar belongs to the selector (coll/select/tune.h), which checks it when it is
-// built; here only blanks around it are dropped.
+// OVERPASS_TUNE: its grammar belongs to the selector (coll/select/tune.h), which checks it when it
+// is built; here only blanks around it are dropped.
 Canonical parseTune(std::string_view value, Config& config) {
   const std::string_view v = trim(value);
   if (hasControlCharacters(v)) return std::nullopt;
@@ -393,8 +393,8 @@ constexpr std::array kVars = {
               false, parseRndvThresh},
     ConfigVar{"OVERPASS_SHM_BUFFER", "128K",
               "0 (off) or a size from 4K to 64M (digits with an optional K, M or G suffix: x1024)",
-              "Bytes per rank and round of the node shared-memory engine (each rank of a "
-              "single-node communicator maps two such buffers per rank); 0 turns the engine "
+              "Bytes per rank and round of the node shared-memory engine (each rank maps two "
+              "such buffers per rank of its node); 0 turns the engine "
               "off.",
               true, parseBufferSize<&Config::shmBuffer>},
     ConfigVar{"OVERPASS_COMM_WARMUP", "3", "0 to 999999 calls",

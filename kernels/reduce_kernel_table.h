@@ -1,5 +1,5 @@
 // The table of reduction kernels, one per (type, op), as each instruction-set build of
-// kernels/reduce_kernels_body.h provides it. Internal to coll/reduce_kernels*.cc.
+// kernels/reduce_kernels_body.h provides it. Internal to kernels/reduce_kernels*.cc.
 #pragma once
 
 #include <array>

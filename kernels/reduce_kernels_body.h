@@ -1,5 +1,5 @@
 // The bodies of the reduction kernels, compiled once per instruction set
-// (coll/reduce_kernels_<isa>.cc, each with its own compiler flags) so that kernels/reduce_kernels.cc
+// (kernels/reduce_kernels_<isa>.cc, each with its own compiler flags) so that kernels/reduce_kernels.cc
 // can pick the widest the CPU supports at run time. Everything here has internal linkage: the
 // copies compiled for different instruction sets never merge.
 //

@@ -3,7 +3,8 @@
 
 cmake/layers.txt is the one list of layers, their folders and the layers each may use; the build
 gives each layer's library only those (cmake/layers.cmake). This test reads the same list and
-checks every C, C++ and CUDA file of the repository: each `#include "..."` must name an existing
+checks every C, C++ and CUDA file of the repository, each of which must lie in a layer's folder:
+each `#include "..."` must name an existing
 header of the file's own layer or of a layer its layer may use, and a test-only header may be
 included only by tests/ and the files the list names. It fails naming the file, the line and the
 forbidden edge.
@@ -58,6 +59,7 @@ def check(source, layers, test_only):
             path = os.path.relpath(os.path.join(top, name), source)
             own = layer_of(path, layers)
             if own is None:
+                problems.append(f"{path}: in no layer's folder (cmake/layers.txt)")
                 continue
             allowed = layers[own][1] | {own}
             with open(os.path.join(source, path), errors="replace") as f:
