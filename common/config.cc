@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <cstring>
-#include <limits>
 #include <optional>
 
 extern char** environ;
@@ -14,18 +12,6 @@ namespace overpass {
 namespace {
 
 using Canonical = std::optional<std::string>;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool hasControlCharacters(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) {
@@ -326,22 +312,28 @@ Canonical parseCostModel(std::string_view value, Config& config) {
   return text;
 }
 
-#define OVERPASS_FORCED_VAR(NAME, name, Coll)                                              \
-  ConfigVar {                                                                              \
-    "OVERPASS_" NAME, "", "an algorithm of " name " (overpass-info lists them), or empty", \
-        "Use this algorithm for every " name " call it can serve: the rule '" name         \
-        ":@ALGORITHM', above every OVERPASS_TUNE rule.",                                   \
-        true, parseForced<Collective::k##Coll>                                             \
-  }
+// OVERPASS_<COLLECTIVE>, one per line of OVERPASS_COLLECTIVES (common/collective.h).
+#define OVERPASS_FORCED_VAR(id, name, NAME)                                            \
+  ConfigVar{"OVERPASS_" NAME,                                                          \
+            "",                                                                        \
+            "an algorithm of " name " (overpass-info lists them), or empty",           \
+            "Use this algorithm for every " name " call it can serve: the rule '" name \
+            ":@ALGORITHM', above every OVERPASS_TUNE rule.",                           \
+            true,                                                                      \
+            parseForced<Collective::id>},
+
+constexpr std::string_view kCollsAcceptedHead = "all or none alone, or a comma-separated list of ";
+constexpr std::string_view kCollsAcceptedTail =
+    " (each once); a leading ^ excludes the listed ones";
+// The collectives' names from their one list.
+constexpr std::string_view kCollsAccepted =
+    JoinedText<kCollsAcceptedHead, kCollectiveList, kCollsAcceptedTail>::value;
 
 constexpr std::array kVars = {
     ConfigVar{"OVERPASS_DISABLE", "0", kBooleanAccepted,
               "Pass every call straight to the MPI library underneath (for A/B comparisons).", true,
               parseDisable},
-    ConfigVar{"OVERPASS_COLLS", "all",
-              "all or none alone, or a comma-separated list of allreduce, bcast, scatter, gather, "
-              "alltoall, reduce, allgather, reduce_scatter_block, barrier (each once); a leading "
-              "^ excludes the listed ones",
+    ConfigVar{"OVERPASS_COLLS", "all", kCollsAccepted,
               "Collectives Overpass handles; the others go to the MPI library untouched.", true,
               parseColls},
     ConfigVar{"OVERPASS_LOG", "warn", "error|warn|info|debug|trace",
@@ -409,15 +401,7 @@ constexpr std::array kVars = {
               "(docs/TUNING.md). Later rules win; calls no rule covers are decided by the "
               "built-in rules, then by the cost model.",
               true, parseTune},
-    OVERPASS_FORCED_VAR("ALLREDUCE", "allreduce", Allreduce),
-    OVERPASS_FORCED_VAR("BCAST", "bcast", Bcast),
-    OVERPASS_FORCED_VAR("SCATTER", "scatter", Scatter),
-    OVERPASS_FORCED_VAR("GATHER", "gather", Gather),
-    OVERPASS_FORCED_VAR("ALLTOALL", "alltoall", Alltoall),
-    OVERPASS_FORCED_VAR("REDUCE", "reduce", Reduce),
-    OVERPASS_FORCED_VAR("ALLGATHER", "allgather", Allgather),
-    OVERPASS_FORCED_VAR("REDUCE_SCATTER_BLOCK", "reduce_scatter_block", ReduceScatterBlock),
-    OVERPASS_FORCED_VAR("BARRIER", "barrier", Barrier),
+    OVERPASS_COLLECTIVES(OVERPASS_FORCED_VAR)  // OVERPASS_ALLREDUCE & co.
     ConfigVar{"OVERPASS_DETERMINISTIC", "0", kBooleanAccepted,
               "Floating-point and user-defined reductions combine the ranks' contributions in "
               "rank order, element by element, whatever the algorithm: repeated runs give the "
@@ -501,27 +485,6 @@ std::optional<std::uint64_t> parseCount(std::string_view t, std::uint64_t hi) {
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
   if (ec != std::errc() || end != t.data() + t.size() || n > hi) return std::nullopt;
   return n;
-}
-
-std::optional<std::uint64_t> parseSize(std::string_view t, std::uint64_t hi) {
-  unsigned shift = 0;
-  if (!t.empty()) {
-    const char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(t.back())));
-    shift = unit == 'k' ? 10 : unit == 'm' ? 20 : unit == 'g' ? 30 : 0;
-    if (shift != 0) t.remove_suffix(1);
-  }
-  if (t.empty() || !std::isdigit(static_cast<unsigned char>(t.back()))) return std::nullopt;
-  const auto n = parseCount(t, std::numeric_limits<std::uint64_t>::max() >> shift);
-  if (!n || (*n << shift) > hi) return std::nullopt;
-  return *n << shift;
-}
-
-std::string formatSize(std::uint64_t bytes) {
-  if (bytes == std::numeric_limits<std::uint64_t>::max()) return "inf";
-  for (const auto& [shift, unit] : {std::pair{30u, "G"}, std::pair{20u, "M"}, std::pair{10u, "K"}})
-    if (bytes != 0 && bytes % (std::uint64_t{1} << shift) == 0)
-      return std::to_string(bytes >> shift) + unit;
-  return std::to_string(bytes);
 }
 
 std::optional<double> parseDuration(std::string_view text, bool unitRequired) {

@@ -19,6 +19,7 @@
 #include "common/bootstrap.h"
 #include "common/collective.h"
 #include "common/log.h"
+#include "common/text.h"
 
 namespace overpass {
 
@@ -106,11 +107,8 @@ std::optional<bool> parseBoolean(std::string_view text);
 inline constexpr std::string_view kBooleanAccepted = "0|1 (or no|yes, false|true, off|on)";
 // - a count: decimal digits only, at most `hi`;
 std::optional<std::uint64_t> parseCount(std::string_view text, std::uint64_t hi);
-// - a size: decimal digits with an optional K, M or G suffix (x1024, any case), at most `hi`
-//   bytes (overflow is out of range, not a wrap);
-std::optional<std::uint64_t> parseSize(std::string_view text, std::uint64_t hi);
-// As the size grammar writes it: 131072 -> "128K", the largest value -> "inf" (the tune grammar's).
-std::string formatSize(std::uint64_t bytes);
+// - a size: parseSize and formatSize of common/text.h (the variables take its base form: decimal
+//   digits with an optional K, M or G suffix, x1024, any case);
 // - a duration in seconds: a plain decimal number (digits, optionally '.' and digits; no sign,
 //   exponent or hex) with a unit ns|us|ms|s, which may be left out (seconds) unless unitRequired.
 std::optional<double> parseDuration(std::string_view text, bool unitRequired);

@@ -1,16 +1,15 @@
-// The C entry points: one per line of shim/intercepted.def, plus the init wrappers, which are
-// written by hand because they start Overpass's global set-up.
+// The C entry points: one per entry of shim/intercepted.def (OVERPASS_C_ENTRY of
+// shim/intercepted.h), plus the init wrappers, which are written by hand because they start
+// Overpass's global set-up.
 #include <mpi.h>
 
 #include "shim/collectives.h"
+#include "shim/intercepted.h"
 #include "shim/runtime.h"
 
 #define OVERPASS_EXPORT extern "C" __attribute__((visibility("default")))
 
-#define OVERPASS_COLLECTIVE(Name, lower, UPPER, coll, params, args) \
-  OVERPASS_EXPORT int MPI_##Name params {                           \
-    return overpass::shim::on##Name args;                           \
-  }
+#define OVERPASS_COLLECTIVE(Name, lower, UPPER, coll, args) OVERPASS_C_ENTRY(Name, args)
 #include "shim/intercepted.def"
 
 OVERPASS_EXPORT int MPI_Init(int* argc, char*** argv) {

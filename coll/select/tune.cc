@@ -1,20 +1,13 @@
 #include "coll/select/tune.h"
 
-#include <cctype>
 #include <limits>
 
-#include "common/config.h"
+#include "common/text.h"
 
 namespace overpass {
 namespace {
 
 constexpr std::size_t kMaxRanks = std::size_t{1} << 30;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> parts;
@@ -26,19 +19,9 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
-bool equalsIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
-// digits with an optional K/M/G (common/config.h's size parser), or inf (both case-insensitive).
+// A size of the grammar: common/text.h's, with inf.
 std::optional<std::size_t> parseSize(std::string_view s) {
-  if (equalsIgnoringCase(s, "inf")) return std::numeric_limits<std::size_t>::max();
-  return overpass::parseSize(s, std::numeric_limits<std::size_t>::max());
+  return overpass::parseSize(s, std::numeric_limits<std::size_t>::max(), {.inf = true});
 }
 
 // "lo-hi" (half-open, lo < hi).
@@ -65,9 +48,8 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
   const std::vector<std::string_view> fields = split(text, ':');
   const auto coll = collectiveFromName(fields[0]);
   if (!coll) {
-    *why = "'" + std::string(fields[0]) +
-           "' is not a collective (allreduce, bcast, scatter, gather, alltoall, reduce, "
-           "allgather, reduce_scatter_block, barrier)";
+    *why = "'" + std::string(fields[0]) + "' is not a collective (" + std::string(kCollectiveList) +
+           ")";
     return std::nullopt;
   }
   rule.coll = *coll;

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "coll/select/registry.h"
-#include "common/config.h"  // formatSize
+#include "common/text.h"  // formatSize
 
 namespace overpass {
 
@@ -55,6 +55,7 @@ struct TuneRule {
 // message naming the bad token. An empty text is no rule.
 std::optional<std::vector<TuneRule>> parseTune(std::string_view text, std::string* error);
 
-// Sizes are formatted as the grammar writes them by formatSize (common/config.h).
+// Sizes are parsed and formatted as the grammar writes them by parseSize (with inf) and
+// formatSize of common/text.h.
 
 }  // namespace overpass

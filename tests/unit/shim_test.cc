@@ -1,6 +1,7 @@
-// Tests of the shim: MPI type and operation translation (MPI initialised, one process) and the
+// Tests of the shim: MPI type and operation translation (MPI initialised, one process), the
 // exported symbols of liboverpass.so, which must be exactly the entry points of
-// shim/intercepted.def.
+// shim/intercepted.def, and the kinds of argument of that list (shim/intercepted.h), those of
+// the vector and nonblocking collectives included.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -9,8 +10,11 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "shim/comm_state.h"
+#include "shim/intercepted.h"
 #include "shim/type_map.h"
 
 namespace overpass::shim {
@@ -96,8 +100,8 @@ std::set<std::string> expectedSymbols() {
                                  "MPI_" + upper, "mpi_" + lower + "_f08_"})
       names.insert(n);
   };
-#define OVERPASS_COLLECTIVE(Name, lower, UPPER, coll, params, args) \
-  names.insert("MPI_" #Name);                                       \
+#define OVERPASS_COLLECTIVE(Name, lower, UPPER, coll, args) \
+  names.insert("MPI_" #Name);                               \
   fortran(#lower, #UPPER);
 #define OVERPASS_LIFECYCLE(Name, lower, UPPER) \
   names.insert("MPI_" #Name);                  \
@@ -146,6 +150,162 @@ TEST(CommPool, ReusesASlotFreeEverywhereElseFillsOneEmptyEverywhere) {
   c = chooseSlot(0, 0b0001, 0b1001);
   EXPECT_EQ(c.slot, 0);
   EXPECT_EQ(c.stale, 0b1000u);
+}
+
+// Entries as shim/intercepted.def would list the vector and nonblocking collectives, with every
+// kind of argument: X(MPI function, test name, lower, arguments). Their generated C parameters
+// must be the MPI library's own signature, and their generated Fortran bodies (calling the
+// recorders on<test name> below) must translate every kind.
+#define OVERPASS_TEST_ENTRIES(X)                                                               \
+  X(Iallgatherv, TestIallgatherv, test_iallgatherv,                                            \
+    (BufIn(sendbuf), Int(sendcount), Datatype(sendtype), BufOut(recvbuf), Ints(recvcounts),    \
+     Ints(displs), Datatype(recvtype), Comm(comm), Request(request)))                          \
+  X(Alltoallv, TestAlltoallv, test_alltoallv,                                                  \
+    (BufIn(sendbuf), Ints(sendcounts), Ints(sdispls), Datatype(sendtype), BufOut(recvbuf),     \
+     Ints(recvcounts), Ints(rdispls), Datatype(recvtype), Comm(comm)))                         \
+  X(Iallreduce, TestIallreduce, test_iallreduce,                                               \
+    (BufIn(sendbuf), BufOut(recvbuf), Int(count), Datatype(datatype), Op(op), Comm(comm),      \
+     Request(request)))                                                                        \
+  X(Ibcast, TestIbcast, test_ibcast,                                                           \
+    (BufOut(buffer), Int(count), Datatype(datatype), Int(root), Comm(comm), Request(request))) \
+  X(Ibarrier, TestIbarrier, test_ibarrier, (Comm(comm), Request(request)))
+
+#define OVERPASS_X(Mpi, Test, lower, args)                                               \
+  static_assert(std::is_same_v<int (*)(OVERPASS_C_PARAMS(args)), decltype(&PMPI_##Mpi)>, \
+                "the kinds give MPI_" #Mpi "'s signature");
+OVERPASS_TEST_ENTRIES(OVERPASS_X)
+#undef OVERPASS_X
+
+// What the last recorder saw.
+struct Recorded {
+  std::vector<const void*> buffers;
+  std::vector<int> ints;
+  std::vector<const int*> arrays;
+  std::vector<MPI_Datatype> types;
+  MPI_Op op = MPI_OP_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Request request = MPI_REQUEST_NULL;  // the one the recorder started
+  int rc = MPI_SUCCESS;                    // what the recorder returns
+};
+Recorded recorded;
+
+// A request the recorders hand back: a real one, so that its Fortran handle means something.
+int startRequest(MPI_Request* request) {
+  const int rc = PMPI_Ibarrier(MPI_COMM_SELF, request);
+  recorded.request = *request;
+  return rc;
+}
+
+}  // namespace
+
+int onTestIallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                      MPI_Comm comm, MPI_Request* request) {
+  recorded.buffers = {sendbuf, recvbuf};
+  recorded.ints = {sendcount};
+  recorded.arrays = {recvcounts, displs};
+  recorded.types = {sendtype, recvtype};
+  recorded.comm = comm;
+  if (recorded.rc != MPI_SUCCESS) return recorded.rc;
+  return startRequest(request);
+}
+
+int onTestAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  recorded.buffers = {sendbuf, recvbuf};
+  recorded.arrays = {sendcounts, sdispls, recvcounts, rdispls};
+  recorded.types = {sendtype, recvtype};
+  recorded.comm = comm;
+  return recorded.rc;
+}
+
+int onTestIallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  recorded.buffers = {sendbuf, recvbuf};
+  recorded.ints = {count};
+  recorded.types = {datatype};
+  recorded.op = op;
+  recorded.comm = comm;
+  if (recorded.rc != MPI_SUCCESS) return recorded.rc;
+  return startRequest(request);
+}
+
+int onTestIbcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                 MPI_Request* request) {
+  recorded.buffers = {buffer};
+  recorded.ints = {count, root};
+  recorded.types = {datatype};
+  recorded.comm = comm;
+  if (recorded.rc != MPI_SUCCESS) return recorded.rc;
+  return startRequest(request);
+}
+
+int onTestIbarrier(MPI_Comm comm, MPI_Request* request) {
+  recorded.comm = comm;
+  if (recorded.rc != MPI_SUCCESS) return recorded.rc;
+  return startRequest(request);
+}
+
+namespace {
+
+#define OVERPASS_X(Mpi, Test, lower, args) OVERPASS_FORTRAN_BODY(Test, lower, args)
+OVERPASS_TEST_ENTRIES(OVERPASS_X)
+#undef OVERPASS_X
+
+// A request's Fortran handle, completed.
+void waitFortran(MPI_Fint handle) {
+  MPI_Request request = PMPI_Request_f2c(handle);
+  EXPECT_EQ(request, recorded.request);
+  EXPECT_EQ(PMPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+}
+
+TEST(FortranKinds, IntsArePassedAsTheyAreAndRequestsComeBackAsFortranHandles) {
+  recorded = Recorded{};
+  const MPI_Fint fint = PMPI_Type_c2f(MPI_INT), fdouble = PMPI_Type_c2f(MPI_DOUBLE);
+  const MPI_Fint fcomm = PMPI_Comm_c2f(MPI_COMM_WORLD), fmax = PMPI_Op_c2f(MPI_MAX);
+  const MPI_Fint counts[2] = {3, 4}, displs[2] = {0, 3}, one = 1, five = 5;
+  int send[8] = {}, recv[8] = {};
+  MPI_Fint request = -1, ierror = -1;
+  overpass_f_test_iallgatherv(send, &five, &fint, recv, counts, displs, &fdouble, &fcomm, &request,
+                              &ierror);
+  EXPECT_EQ(ierror, MPI_SUCCESS);
+  EXPECT_EQ(recorded.buffers, (std::vector<const void*>{send, recv}));
+  EXPECT_EQ(recorded.ints, std::vector<int>{5});
+  EXPECT_EQ(recorded.arrays, (std::vector<const int*>{counts, displs}));  // the very arrays
+  EXPECT_EQ(recorded.types, (std::vector<MPI_Datatype>{MPI_INT, MPI_DOUBLE}));
+  EXPECT_EQ(recorded.comm, MPI_COMM_WORLD);
+  waitFortran(request);
+
+  overpass_f_test_alltoallv(send, counts, displs, &fint, recv, displs, counts, &fint, &fcomm,
+                            nullptr);  // mpi_f08: no ierror
+  EXPECT_EQ(recorded.arrays, (std::vector<const int*>{counts, displs, displs, counts}));
+
+  overpass_f_test_iallreduce(send, recv, &five, &fint, &fmax, &fcomm, &request, &ierror);
+  EXPECT_EQ(recorded.op, MPI_MAX);
+  EXPECT_EQ(recorded.ints, std::vector<int>{5});
+  waitFortran(request);
+
+  overpass_f_test_ibcast(recv, &five, &fdouble, &one, &fcomm, &request, nullptr);
+  EXPECT_EQ(recorded.ints, (std::vector<int>{5, 1}));
+  waitFortran(request);
+
+  overpass_f_test_ibarrier(&fcomm, &request, &ierror);
+  EXPECT_EQ(ierror, MPI_SUCCESS);
+  waitFortran(request);
+}
+
+TEST(FortranKinds, AFailedCallLeavesTheRequestAloneAndSetsIerror) {
+  recorded = Recorded{};
+  recorded.rc = MPI_ERR_OTHER;
+  const MPI_Fint fcomm = PMPI_Comm_c2f(MPI_COMM_SELF);
+  MPI_Fint request = -7, ierror = MPI_SUCCESS;
+  overpass_f_test_ibarrier(&fcomm, &request, &ierror);
+  EXPECT_EQ(ierror, MPI_ERR_OTHER);
+  EXPECT_EQ(request, -7);
+  EXPECT_EQ(recorded.comm, MPI_COMM_SELF);
+  overpass_f_test_ibarrier(&fcomm, &request, nullptr);  // no ierror to set
+  EXPECT_EQ(request, -7);
 }
 
 TEST(Library, ExportsExactlyTheInterceptionList) {
