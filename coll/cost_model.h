@@ -30,6 +30,7 @@ struct CallShape {
   int nodes = 1;              // nodes the team spans
   int maxPerNode = 0;         // ranks on the node that holds the most (nodes may differ)
   bool acrossNodes = false;   // the inter-node step of a hierarchical algorithm (selectStep)
+  bool withinNode = false;    // a node step of a hierarchical algorithm (selectNodeStep)
 };
 
 // Helpers for the cost formulas of the registry.

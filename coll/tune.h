@@ -5,8 +5,9 @@
 //   field  := range                            call size in bytes, half-open [lo, hi)
 //           | 'np=' range | 'np=' number       team size, half-open [lo, hi), or exactly one
 //           | 'level=team' | 'level=nodes'     only whole calls, or only the step of a
-//                                              hierarchical algorithm among one rank per node
-//                                              (without: both)
+//           | 'level=node'                     hierarchical algorithm among one rank per node,
+//                                              or only its steps within one node (without:
+//                                              all three)
 //           | '@' algorithm                    a name of the registry, or pmpi
 //   range  := size '-' size
 //   size   := digits ('K' | 'M' | 'G')? | 'inf'     (K = 1024; letters in either case)
@@ -30,7 +31,7 @@
 namespace overpass {
 
 struct TuneRule {
-  enum class Level { kAny, kTeam, kNodes };
+  enum class Level { kAny, kTeam, kNodes, kNode };
   Collective coll = Collective::kBarrier;
   std::size_t minBytes = 0;
   std::size_t maxBytes = std::numeric_limits<std::size_t>::max();  // exclusive; max = inf
@@ -40,10 +41,23 @@ struct TuneRule {
   const Algorithm* algorithm = nullptr;
   std::string text;  // the rule as written, for messages and overpass-info
 
-  // `acrossNodes`: the call is the inter-node step of a hierarchical algorithm.
-  bool matches(Collective c, std::size_t bytes, int ranks, bool acrossNodes = false) const {
-    return c == coll && bytes >= minBytes && bytes < maxBytes && ranks >= minRanks &&
-           ranks < maxRanks && (level == Level::kAny || (level == Level::kNodes) == acrossNodes);
+  // `acrossNodes`: the call is the inter-node step of a hierarchical algorithm; `withinNode`: a
+  // step among the ranks of one node.
+  bool matches(Collective c, std::size_t bytes, int ranks, bool acrossNodes = false,
+               bool withinNode = false) const {
+    if (c != coll || bytes < minBytes || bytes >= maxBytes || ranks < minRanks || ranks >= maxRanks)
+      return false;
+    switch (level) {
+      case Level::kAny:
+        return true;
+      case Level::kTeam:
+        return !acrossNodes && !withinNode;
+      case Level::kNodes:
+        return acrossNodes;
+      case Level::kNode:
+        return withinNode;
+    }
+    return false;
   }
 };
 
