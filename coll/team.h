@@ -4,9 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
+#include "common/slot_pool.h"
 #include "gpu/memory.h"
 #include "shm/channel.h"
 #include "topo/topology.h"
@@ -16,26 +16,47 @@ namespace overpass {
 
 class Selector;
 
-// Persistent scratch buffers, grown on demand and kept: per-call malloc/free of large buffers
-// costs page faults on every call.
+// The slots of the algorithms' scratch memory, named by what they hold. Calls nest at most three
+// levels deep: a hierarchical algorithm runs flat algorithms (and phases) on sub-groups, a flat
+// algorithm runs phases, a phase runs nothing. Each level takes only its own slots, so a nested
+// call cannot overwrite, by accident, a buffer that an enclosing call still holds; calls of one
+// level that run one after the other may reuse the same slots.
+enum class ScratchSlot : int {
+  // ---- phases (coll/ring_reduce_scatter, rank_order_reduce_scatter, shm_reduce,
+  // node_reduce_scatter, coll/phases/): run inside flat and hierarchical algorithms ----
+  kPhaseIncoming,  // ring reduce-scatter: the incoming block; shm reduce: the even partials
+  kPhaseBlocks,    // rank-order reduce-scatter: every rank's copy of the own block; shm reduce:
+                   // the odd partials
+  // ---- flat algorithms (those of the registry that run no sub-group), around their phases ----
+  kIncoming,   // a received message before it is combined or unpacked: recursive doubling's and
+               // Rabenseifner's partner vector, the binomial reduce's child partial, k-nomial's
+               // first child, recursive halving's later halves, the ring reduce-scatter-block's
+               // even partials, Bruck alltoall's incoming pack
+  kIncoming2,  // k-nomial's second child; the ring reduce-scatter-block's odd partials; Bruck
+               // alltoall's outgoing pack
+  kIncoming3,  // k-nomial's third child
+  kPartial,    // the rank's running result or its work copy of the vector: the binomial
+               // reduce's partial, recursive halving's partial sums, reduce_scatter_gather's
+               // vector off the root, the rank-order reduce's block off the root
+  kBlocks,     // many ranks' blocks at once: rank_order_root's p vectors, the binomial gather's
+               // and scatter's subtree blocks, Bruck alltoall's rotated blocks
+  // ---- hierarchical algorithms: held across the flat algorithms their steps run ----
+  kNodeBlocks,  // gather, scatter: the node's blocks, on its rank on the root's rail
+  kWhole,       // gather, scatter: every block in node order, at the root; reduce: the whole
+                // vector, off the root
+  kCount
+};
+
+// Persistent scratch buffers of a team (common/slot_pool.h: grown on demand and kept).
 class Scratch {
  public:
-  static constexpr int kSlots = 4;
-  void* get(int slot, std::size_t bytes) {
-    Buffer& b = buffers_[slot];
-    if (b.size < bytes) {
-      b.data.reset(new unsigned char[bytes]);
-      b.size = bytes;
-    }
-    return b.data.get();
+  static constexpr int kSlots = static_cast<int>(ScratchSlot::kCount);
+  void* get(ScratchSlot slot, std::size_t bytes) {
+    return pool_.get(static_cast<std::size_t>(slot), bytes);
   }
 
  private:
-  struct Buffer {
-    std::unique_ptr<unsigned char[]> data;
-    std::size_t size = 0;
-  };
-  Buffer buffers_[kSlots];
+  SlotPool<HeapMemory, kSlots> pool_;
 };
 
 struct Team {
@@ -51,7 +72,8 @@ struct Team {
   // Picks the algorithm of each step a hierarchical algorithm runs on a sub-group (selectStep in
   // coll/select/selector.h); null: the steps' fixed defaults.
   const Selector* selector = nullptr;
-  // The device algorithms' (coll/device/device_ipc.h): this process's device backend and device memory.
+  // The device algorithms' (coll/device/device_ipc.h): this process's device backend and device
+  // memory.
   DeviceMemory* device = nullptr;
   DeviceScratch* deviceScratch = nullptr;
   int rank() const { return transport.rank(); }

@@ -26,7 +26,10 @@ namespace overpass {
     "the datatype is not a predefined type valid for the predefined operation")                \
   X(kDerivedTypeUserOp, "derived_type_user_op",                                                \
     "user-defined operation on a non-contiguous datatype")                                     \
-  X(kSelected, "selected", "the selector chose the MPI library's own algorithm")
+  X(kSelected, "selected", "the selector chose the MPI library's own algorithm")               \
+  X(kDeclined, "declined",                                                                     \
+    "the selected algorithm declined the call (a precondition checked on the call itself, "    \
+    "alike on every rank)")
 
 enum class FallbackReason : int {
 #define OVERPASS_X(id, name, help) id,

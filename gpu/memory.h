@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "common/datatype.h"
+#include "common/slot_pool.h"
 #include "common/status.h"
 
 namespace overpass {
@@ -104,37 +105,29 @@ inline bool onDevice(DeviceMemory& memory, const void* p) {
   return p && !memory.classify(p).hostAccessible();
 }
 
-// Memory of a backend, grown on demand and kept (per communicator): slots allocated through the
-// backend active when a slot grows, and freed through the same one. HostStaging holds host copies
-// of device buffers, DeviceScratch the device memory of the device algorithms.
+// Memory of a backend, grown on demand and kept (per communicator; common/slot_pool.h): slots
+// allocated through the backend active when a slot grows, and freed through the same one.
+// HostStaging holds host copies of device buffers, DeviceScratch the device memory of the device
+// algorithms; their users number the slots.
+template <void* (DeviceMemory::*Allocate)(std::size_t), void (DeviceMemory::*Free)(void*)>
+struct BackendMemory {
+  using Owner = DeviceMemory;
+  static void* allocate(DeviceMemory* memory, std::size_t bytes) {
+    return (memory->*Allocate)(bytes);
+  }
+  static void release(DeviceMemory* memory, void* data) { (memory->*Free)(data); }
+};
 template <void* (DeviceMemory::*Allocate)(std::size_t), void (DeviceMemory::*Free)(void*)>
 class BackendSlots {
  public:
   static constexpr int kSlots = 4;
-  BackendSlots() = default;
-  BackendSlots(const BackendSlots&) = delete;
-  BackendSlots& operator=(const BackendSlots&) = delete;
-  ~BackendSlots() {
-    for (Slot& s : slots_)
-      if (s.data) (s.owner->*Free)(s.data);
-  }
   // Null when the memory cannot be had.
   void* get(int slot, std::size_t bytes, DeviceMemory& memory) {
-    Slot& s = slots_[slot];
-    if (s.size >= bytes && s.data) return s.data;
-    if (s.data) (s.owner->*Free)(s.data);
-    s = {(memory.*Allocate)(bytes), bytes, &memory};
-    if (!s.data) s.size = 0;
-    return s.data;
+    return pool_.get(static_cast<std::size_t>(slot), bytes, &memory);
   }
 
  private:
-  struct Slot {
-    void* data = nullptr;
-    std::size_t size = 0;
-    DeviceMemory* owner = nullptr;
-  };
-  Slot slots_[kSlots];
+  SlotPool<BackendMemory<Allocate, Free>, kSlots> pool_;
 };
 using HostStaging = BackendSlots<&DeviceMemory::allocateHost, &DeviceMemory::freeHost>;
 using DeviceScratch = BackendSlots<&DeviceMemory::allocateDevice, &DeviceMemory::freeDevice>;

@@ -70,12 +70,10 @@ std::optional<FallbackReason> translate(MPI_Datatype mpiType, MPI_Op mpiOp, Redu
   return std::nullopt;
 }
 
-// Staging slots of CommEngine::staging.
-enum Slot { kInSlot = 0, kOutSlot = 1, kCopySlot = 2 };
-
 int runAlgorithm(CommState& state, const Algorithm& algorithm, const CollArgs& args) {
   Team team = state.team();
   const Status status = algorithm.run(args, team);
+  if (status == Status::kDeclined) return kDeclinedCall;
   return status == Status::kOk ? MPI_SUCCESS : errorCode(state, status);
 }
 
@@ -312,7 +310,7 @@ int runReduction(Call& c, CommState& state, const Algorithm& algorithm) {
   a.recvbuf = c.output();
   if (c.coll == kReduceScatterBlock && c.inPlace()) {  // input: all of recvbuf; result: block 0
     const std::size_t all = a.bytes * static_cast<std::size_t>(c.size);
-    void* copy = state.engine->staging.get(kCopySlot, all);
+    void* copy = state.engine->staging.get(StagingSlot::kCopy, all);
     if (all) std::memcpy(copy, c.recvbuf, all);
     a.sendbuf = copy;
   }
@@ -321,7 +319,8 @@ int runReduction(Call& c, CommState& state, const Algorithm& algorithm) {
 
 int runBcast(Call& c, CommState& state, const Algorithm& algorithm) {
   StagedBuffer data;
-  if (int rc = data.init(c.recvbuf, c.recvcount, c.recvtype, state.engine->staging, kOutSlot);
+  if (int rc =
+          data.init(c.recvbuf, c.recvcount, c.recvtype, state.engine->staging, StagingSlot::kOut);
       rc != MPI_SUCCESS)
     return rc;
   const bool isRoot = c.rank == c.root;
@@ -349,7 +348,7 @@ int runBlocks(Call& c, CommState& state, const Algorithm& algorithm) {
     StagedBuffer& view = b.side == CallBuffer::kSend ? in : out;
     (b.side == CallBuffer::kSend ? hasIn : hasOut) = true;
     if (int rc = view.init(c.buffer(b.side), b.count, b.type, state.engine->staging,
-                           b.side == CallBuffer::kSend ? kInSlot : kOutSlot);
+                           b.side == CallBuffer::kSend ? StagingSlot::kIn : StagingSlot::kOut);
         rc != MPI_SUCCESS)
       return rc;
     if (b.read)
@@ -368,7 +367,7 @@ int runBlocks(Call& c, CommState& state, const Algorithm& algorithm) {
         a.recvbuf = static_cast<char*>(in.data()) + static_cast<std::size_t>(c.root) * a.bytes;
         break;
       case kAlltoall: {  // the input is the receive buffer itself: work from a copy
-        void* copy = state.engine->staging.get(kCopySlot, out.bytes());
+        void* copy = state.engine->staging.get(StagingSlot::kCopy, out.bytes());
         if (out.bytes()) std::memcpy(copy, out.data(), out.bytes());
         a.sendbuf = copy;
         break;

@@ -49,6 +49,9 @@ struct CallBuffer {
   bool read = false, written = false;
 };
 
+// Call::run's answer where the algorithm declined (never an MPI error code, which are >= 0).
+inline constexpr int kDeclinedCall = -1;
+
 struct Call {
   Collective coll = Collective::kBarrier;
   MPI_Comm comm = MPI_COMM_NULL;
@@ -101,7 +104,9 @@ struct Call {
 
   // The MPI library's collective, with the arguments as they stand (device buffers staged).
   int pmpi() const;
-  // An Overpass algorithm on host bytes (packed where the datatype needs it). MPI error code.
+  // An Overpass algorithm on host bytes (packed where the datatype needs it). An MPI error code,
+  // or kDeclinedCall where the algorithm declined the call, alike on every rank, having changed
+  // nothing the application sees.
   int run(CommState& state, const Algorithm& algorithm);
   // A device algorithm's arguments: the application's buffers, none where a datatype needs
   // packing (this rank cannot take part).

@@ -19,6 +19,7 @@
 #include "coll/team.h"
 #include "gpu/memory.h"
 #include "shim/pmpi_transport.h"
+#include "shim/staged_buffer.h"
 #include "shm/arena.h"
 #include "shm/channel.h"
 #include "topo/topology.h"
@@ -33,9 +34,9 @@ struct CommEngine {
   std::uint32_t ucxCommId = 0;           // the communicator's id in UCX tags (0: not UCX)
   Topology topology;  // derived from the job's topology by rank translation, no communication
   Scratch scratch;    // for the algorithms
-  Scratch staging;    // for the shim: packing of non-contiguous data, in-place copies
-  DeviceScratch deviceScratch;         // device memory of the device algorithms (coll/device/device_ipc.h)
-  bool deviceCapable = false;          // some rank may pass device buffers: agreed at creation
+  Staging staging;    // for the shim: packing of non-contiguous data, in-place copies
+  DeviceScratch deviceScratch;  // device memory of the device algorithms (coll/device/device_ipc.h)
+  bool deviceCapable = false;   // some rank may pass device buffers: agreed at creation
   const Selector* selector = nullptr;  // the runtime's, for the steps of hierarchical algorithms
   SelectionCache selections;           // memoised selector decisions
   std::unique_ptr<ShmArena> arena;     // this rank's node's shared memory (shim/comm_state.cc)

@@ -95,8 +95,8 @@ Memory classify(const Call& call, DeviceMemory& memory) {
   return m;
 }
 
-// A device algorithm on the application's buffers (coll/device/device_ipc.h). Status::kDeclined where
-// the ranks agreed in its first round that it cannot serve the call (nothing was done).
+// A device algorithm on the application's buffers (coll/device/device_ipc.h). Status::kDeclined
+// where the ranks agreed in its first round that it cannot serve the call (nothing was done).
 Status runDevice(CommState& state, const Call& call, const Algorithm& algorithm,
                  const Memory& memory) {
   Team team = state.team();
@@ -151,6 +151,7 @@ Status runPipeline(CommState& state, const Call& call, const CallShape& shape, c
                      const Algorithm& algorithm = selectAlgorithm(state, chunkShape);
                      ReentryGuard guard;
                      *rc = algorithm.isPmpi() ? chunk.pmpi() : chunk.run(state, algorithm);
+                     if (*rc == kDeclinedCall) *rc = chunk.pmpi();
                      return *rc == MPI_SUCCESS ? Status::kOk : Status::kInternal;
                    });
   if (status != Status::kOk && *rc == MPI_SUCCESS) *rc = MPI_ERR_OTHER;
@@ -159,8 +160,10 @@ Status runPipeline(CommState& state, const Call& call, const CallShape& shape, c
 
 // A host algorithm or the MPI library, this rank's device buffers replaced by host copies for
 // the call (shim/device_staging.h).
+// An algorithm that declines (coll/algorithms.h; alike on every rank, nothing done) hands the
+// call to the MPI library: *reason becomes kDeclined.
 int runOnHost(CommState* state, Call& call, const Algorithm* algorithm, const Memory& memory,
-              std::optional<FallbackReason> reason) {
+              std::optional<FallbackReason>* reason) {
   std::optional<DeviceStaging> staging;
   if (memory.any()) {
     staging.emplace(*deviceMemory(), state->deviceStaging);
@@ -173,16 +176,20 @@ int runOnHost(CommState* state, Call& call, const Algorithm* algorithm, const Me
       call.setBuffer(b.side, const_cast<void*>(p));
     }
   }
-  int rc;
-  if (reason) {
-    OVERPASS_DEBUG("%s: MPI library (%s)", collectiveName(call.coll).data(),
-                   fallbackReasonName(*reason).data());
-    rc = call.pmpi();
-  } else {
+  int rc = MPI_SUCCESS;
+  if (!*reason) {
     OVERPASS_TRACE("%s: %s", collectiveName(call.coll).data(), algorithm->name.data());
     ReentryGuard guard;
     rc = call.run(*state, *algorithm);
-    if (rc != MPI_SUCCESS) rc = raiseError(call.comm, rc);
+    if (rc == kDeclinedCall)
+      *reason = FallbackReason::kDeclined;
+    else if (rc != MPI_SUCCESS)
+      rc = raiseError(call.comm, rc);
+  }
+  if (*reason) {
+    OVERPASS_DEBUG("%s: MPI library (%s)", collectiveName(call.coll).data(),
+                   fallbackReasonName(**reason).data());
+    rc = call.pmpi();
   }
   if (staging && rc == MPI_SUCCESS) {
     rc = staging->finish();
@@ -257,8 +264,8 @@ int dispatchUnguarded(Call& call) {
     memory = classify(call, *device);
   int rc = MPI_SUCCESS;
   // The device algorithms and the pipeline run, or decline alike on every rank and are passed
-  // over for this shape; at most two of them are tried (coll/select/registry.h), then a host algorithm
-  // or the MPI library runs.
+  // over for this shape; at most two of them are tried (coll/select/registry.h), then a host
+  // algorithm or the MPI library runs.
   while (!reason && algorithm->kind != AlgorithmKind::kHost) {
     const Status status = algorithm->kind == AlgorithmKind::kDevice
                               ? runDevice(*state, call, *algorithm, memory)
@@ -277,7 +284,7 @@ int dispatchUnguarded(Call& call) {
     if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
   }
   if (reason || algorithm->kind == AlgorithmKind::kHost)
-    rc = runOnHost(state, call, algorithm, memory, reason);
+    rc = runOnHost(state, call, algorithm, memory, &reason);
   if (timed) {
     if (reason) {
       algorithm = &pmpiAlgorithm(coll);

@@ -32,8 +32,8 @@ std::size_t packedBytes(int count, MPI_Datatype type) {
   return static_cast<std::size_t>(count) * static_cast<std::size_t>(size);
 }
 
-int StagedBuffer::init(const void* buf, std::size_t count, MPI_Datatype type, Scratch& staging,
-                       int slot) {
+int StagedBuffer::init(const void* buf, std::size_t count, MPI_Datatype type, Staging& staging,
+                       StagingSlot slot) {
   buf_ = const_cast<void*>(buf);
   count_ = count;
   type_ = type;

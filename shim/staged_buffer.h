@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-#include "coll/team.h"
+#include "common/slot_pool.h"
 
 namespace overpass::shim {
 
@@ -19,10 +19,24 @@ bool denseType(MPI_Datatype type);
 // Bytes of `count` elements of `type` as a contiguous stream (count x MPI_Type_size).
 std::size_t packedBytes(int count, MPI_Datatype type);
 
+// The shim's staging memory of a communicator (CommEngine::staging), by slot: the packed input
+// and output of a call, and the copy that an in-place call works from.
+enum class StagingSlot : std::size_t { kIn, kOut, kCopy, kCount };
+class Staging {
+ public:
+  void* get(StagingSlot slot, std::size_t bytes) {
+    return pool_.get(static_cast<std::size_t>(slot), bytes);
+  }
+
+ private:
+  SlotPool<HeapMemory, static_cast<std::size_t>(StagingSlot::kCount)> pool_;
+};
+
 class StagedBuffer {
  public:
   // Returns an MPI error code.
-  int init(const void* buf, std::size_t count, MPI_Datatype type, Scratch& staging, int slot);
+  int init(const void* buf, std::size_t count, MPI_Datatype type, Staging& staging,
+           StagingSlot slot);
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
   bool staged() const { return staged_; }

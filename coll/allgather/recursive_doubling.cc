@@ -2,10 +2,10 @@
 //
 // Steps: at distance d = 1, 2, ..., p/2 rank r swaps with r xor d the d blocks it holds (those
 // of the ranks that share r's bits above d, contiguous in recvbuf) for the partner's d blocks,
-// received straight into their place. Other team sizes are handed to allgatherBruck, which has
-// the same cost.
+// received straight into their place.
 // Cost: log2(p) alpha + (p - 1) n beta, n = one block.
-// Preconditions: none (p a power of two to run as described). Result: block i of rank i at
+// Preconditions: p a power of two (the registry's serves; a direct call on another team size
+// declines, coll/algorithms.h). Result: block i of rank i at
 // recvbuf + i * bytes on every rank.
 #include <cstring>
 
@@ -15,7 +15,8 @@ namespace overpass {
 
 Status allgatherRecursiveDoubling(const CollArgs& args, Team& team) {
   const int rank = team.rank(), size = team.size();
-  if ((size & (size - 1)) != 0) return allgatherBruck(args, team);
+  if ((size & (size - 1)) != 0)
+    return decline(args.coll, "recursive_doubling", "the team size is not a power of two");
   const int tag = static_cast<int>(args.coll);
   const std::size_t n = args.bytes;
   auto* out = static_cast<unsigned char*>(args.recvbuf);

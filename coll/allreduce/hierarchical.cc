@@ -18,9 +18,9 @@
 // Fewer elements than S (a loss scalar, a flag): count slices of one element, so that some local
 // ranks own none and sit out the step between nodes; the vector still crosses once.
 // Preconditions: a commutative operation; N >= 2, some node holding 2 or more ranks, count >= 1
-// (the registry's serves); anything else runs recursive doubling, which is correct for every
-// call. Every slice is reduced identically on every rank that owns it, then copied:
-// bitwise-identical results. Result: recvbuf on every rank.
+// (the registry's serves; a direct call on anything else declines, coll/algorithms.h). Every slice
+// is reduced identically on every rank that owns it, then copied: bitwise-identical results.
+// Result: recvbuf on every rank.
 #include <algorithm>
 #include <cstring>
 
@@ -37,7 +37,10 @@ namespace overpass {
 
 Status allreduceHierarchical(const CollArgs& args, Team& team) {
   const Topology* topo = team.topology;
-  if (!overSeveralNodes(team) || args.count == 0) return allreduceRecursiveDoubling(args, team);
+  if (!overSeveralNodes(team))
+    return decline(args.coll, "hierarchical",
+                   "the team is not on several nodes with one of 2+ ranks");
+  if (args.count == 0) return decline(args.coll, "hierarchical", "no element");
   OVERPASS_TRACE("hierarchical allreduce over %s", topo->summary().c_str());
   const int rank = team.rank(), node = topo->nodeOf(rank), local = topo->localRank(rank);
   const int nodeSize = topo->nodeSize(node), nodes = topo->nodeCount();
@@ -47,7 +50,7 @@ Status allreduceHierarchical(const CollArgs& args, Team& team) {
 
   // Slice `s`, in place, among its owners on every node: an allreduce of its own, its algorithm
   // selected for `nodes` ranks (by default the ring where it serves, else recursive doubling).
-  const RingBlocks slices(args, sliceCount);
+  const BlockSplit slices(args, sliceCount);
   auto acrossNodes = [&](int s) {
     SubTransport ownersTransport(team.transport, sliceOwners(*topo, s, sliceCount));
     Team owners{ownersTransport, team.scratch};
@@ -61,7 +64,7 @@ Status allreduceHierarchical(const CollArgs& args, Team& team) {
     return selectStep(team.selector, slice, nodes, ringServes ? ring : doubling).run(slice, owners);
   };
 
-  const RingBlocks blocks(args, nodeSize, sliceCount);  // block l: the slices local rank l owns
+  const BlockSplit blocks(args, nodeSize, sliceCount);  // block l: the slices local rank l owns
   OVERPASS_CHECK(nodeReduceScatter(args, team, blocks, out));
   for (int s = blocks.firstSlice(local); s < blocks.firstSlice(local + 1); ++s)
     OVERPASS_CHECK(acrossNodes(s));

@@ -35,7 +35,9 @@ Status allreduceKnomial(const CollArgs& args, Team& team) {
   // Reduce: `partial` is this rank's contribution so far (its input until it reduces something
   // into recvbuf).
   const void* partial = args.sendbuf;
-  unsigned char* incoming[k - 1] = {};  // scratch slots 0..k-2, taken by ranks with children
+  unsigned char* incoming[k - 1] = {};  // taken by ranks with children
+  static constexpr ScratchSlot kChildSlots[k - 1] = {
+      ScratchSlot::kIncoming, ScratchSlot::kIncoming2, ScratchSlot::kIncoming3};
   int dist = 1, parent = -1;
   for (; dist < size; dist *= k) {
     const int digit = (rank / dist) % k;
@@ -46,7 +48,7 @@ Status allreduceKnomial(const CollArgs& args, Team& team) {
     Transport::Request requests[k - 1];
     int children = 0;
     for (; children < k - 1 && rank + (children + 1) * dist < size; ++children) {
-      incoming[children] = static_cast<unsigned char*>(team.scratch.get(children, n));
+      incoming[children] = static_cast<unsigned char*>(team.scratch.get(kChildSlots[children], n));
       const P2POp op = P2POp::recv(incoming[children], n, rank + (children + 1) * dist);
       if (const Status s = team.transport.start({&op, 1}, tag, &requests[children]);
           s != Status::kOk) {

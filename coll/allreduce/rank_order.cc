@@ -21,7 +21,7 @@ Status allreduceRankOrder(const CollArgs& args, Team& team) {
     if (args.sendbuf != args.recvbuf && args.bytes) std::memmove(out, args.sendbuf, args.bytes);
     return Status::kOk;
   }
-  const RingBlocks blocks(args, team.size());
+  const BlockSplit blocks(args, team.size());
   OVERPASS_CHECK(
       rankOrderReduceScatter(args, team, blocks, args.sendbuf, out + blocks.offset(team.rank())));
   return ringAllgather(args, team, blocks, out);

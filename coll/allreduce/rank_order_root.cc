@@ -29,7 +29,7 @@ Status allreduceRankOrderRoot(const CollArgs& args, Team& team) {
     OVERPASS_CHECK(team.transport.send(args.sendbuf, n, 0, tag));
   } else {
     // Slot q holds rank q's vector; rank 0's own is copied when recvbuf is its input.
-    auto* slots = static_cast<unsigned char*>(team.scratch.get(0, n * size));
+    auto* slots = static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kBlocks, n * size));
     std::vector<P2POp> ops;
     ops.reserve(size - 1);
     for (int q = 1; q < size; ++q) ops.push_back(P2POp::recv(slots + q * n, n, q));

@@ -11,6 +11,7 @@
 
 #include "coll/algorithms.h"
 #include "coll/phases/ring_allgather.h"
+#include "coll/phases/ring_reduce_scatter.h"
 
 namespace overpass {
 
@@ -21,7 +22,7 @@ Status allreduceRing(const CollArgs& args, Team& team) {
     if (args.sendbuf != args.recvbuf && args.bytes) std::memmove(out, args.sendbuf, args.bytes);
     return Status::kOk;
   }
-  const RingBlocks blocks(args, size);
+  const BlockSplit blocks(args, size);
   OVERPASS_CHECK(ringReduceScatter(args, team, blocks, args.sendbuf, out));
   return ringAllgather(args, team, blocks, out);
 }

@@ -11,52 +11,50 @@
 // Cost: ceil(log2 p) x (alpha + p/2 n beta), n = one block, plus the packing and unpacking:
 // ceil(log2 p) p n bytes copied locally (modelled at gamma per byte, memory-bound like a
 // reduction), against (p - 1)(alpha + n beta) for pairwise exchange.
-// Preconditions: sendbuf and recvbuf do not overlap. Uses scratch slots 0 (W), 1 and 2 (the
-// packed outgoing and incoming blocks). Result: block j of rank i's sendbuf at block i of rank
-// j's recvbuf.
+// Preconditions: sendbuf and recvbuf do not overlap. Uses scratch slots kBlocks (W), kIncoming2 and
+// kIncoming (the packed outgoing and incoming blocks). Result: block j of rank i's sendbuf at block
+// i of rank j's recvbuf.
 #include <cstring>
 
 #include "coll/algorithms.h"
+#include "coll/phases/alltoall_blocks.h"
 
 namespace overpass {
 
 Status alltoallBruck(const CollArgs& args, Team& team) {
-  const int rank = team.rank(), size = team.size();
-  const int tag = static_cast<int>(args.coll);
-  const auto* in = static_cast<const unsigned char*>(args.sendbuf);
-  auto* out = static_cast<unsigned char*>(args.recvbuf);
-  const std::size_t n = args.bytes;
-  if (n == 0) return Status::kOk;
-  auto block = [&](auto* base, int i) { return base + static_cast<std::size_t>(i) * n; };
+  AlltoallBlocks b(args, team);
+  if (b.empty()) return Status::kOk;
+  const int rank = b.rank, size = b.size;
+  const std::size_t n = b.n;
+  auto wBlock = [&](unsigned char* w, int i) { return w + static_cast<std::size_t>(i) * n; };
   const std::size_t half = static_cast<std::size_t>(size / 2 + 1) * n;  // bound on one message
-  auto* w = static_cast<unsigned char*>(team.scratch.get(0, static_cast<std::size_t>(size) * n));
-  auto* packed = static_cast<unsigned char*>(team.scratch.get(1, half));
-  auto* incoming = static_cast<unsigned char*>(team.scratch.get(2, half));
-  bool copied = false;
+  auto* w = static_cast<unsigned char*>(
+      team.scratch.get(ScratchSlot::kBlocks, static_cast<std::size_t>(size) * n));
+  auto* packed = static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming2, half));
+  auto* incoming = static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming, half));
   for (int bit = 1; bit < size; bit <<= 1) {
     std::size_t bytes = 0;
     for (int i = bit; i < size; ++i) {
       if (!(i & bit)) continue;
       const bool moved = (i & (bit - 1)) != 0;
-      std::memcpy(packed + bytes, moved ? block(w, i) : block(in, (rank + i) % size), n);
+      std::memcpy(packed + bytes, moved ? wBlock(w, i) : b.send((rank + i) % size), n);
       bytes += n;
     }
     const int dst = (rank + bit) % size, src = (rank - bit + size) % size;
     const P2POp ops[2] = {P2POp::recv(incoming, bytes, src), P2POp::send(packed, bytes, dst)};
     Transport::Request request;
-    OVERPASS_CHECK(team.transport.start(ops, tag, &request));
-    if (!copied) std::memcpy(block(out, rank), block(in, rank), n);
-    copied = true;
+    OVERPASS_CHECK(team.transport.start(ops, b.tag, &request));
+    b.copyOwn();
     OVERPASS_CHECK(team.transport.wait(request));
     bytes = 0;
     for (int i = bit; i < size; ++i) {
       if (!(i & bit)) continue;
       const bool last = (i >> 1) < bit;  // no bit of i above this one
-      std::memcpy(last ? block(out, (rank - i + size) % size) : block(w, i), incoming + bytes, n);
+      std::memcpy(last ? b.recv((rank - i + size) % size) : wBlock(w, i), incoming + bytes, n);
       bytes += n;
     }
   }
-  if (!copied) std::memcpy(block(out, rank), block(in, rank), n);
+  b.copyOwn();  // p = 1: no step
   return Status::kOk;
 }
 

@@ -15,43 +15,40 @@
 // i of rank j's recvbuf.
 #include <algorithm>
 #include <array>
-#include <cstring>
-
 #include "coll/algorithms.h"
+#include "coll/phases/alltoall_blocks.h"
 
 namespace overpass {
 
 Status alltoallLinear(const CollArgs& args, Team& team) {
-  const int rank = team.rank(), size = team.size();
-  const int tag = static_cast<int>(args.coll);
-  const auto* in = static_cast<const unsigned char*>(args.sendbuf);
-  auto* out = static_cast<unsigned char*>(args.recvbuf);
-  const std::size_t n = args.bytes;
-  if (n == 0) return Status::kOk;
-  auto block = [&](auto* base, int i) { return base + static_cast<std::size_t>(i) * n; };
+  AlltoallBlocks b(args, team);
+  if (b.empty()) return Status::kOk;
+  const int rank = b.rank, size = b.size;
+  const std::size_t n = b.n;
   constexpr int kBatch = kAlltoallLinearBatch;
   std::array<P2POp, 2 * kBatch> ops[2];
   Transport::Request requests[2];
-  int b = 0;
-  for (int s = 1; s < size; s += kBatch, ++b) {
+  int batchIndex = 0;
+  for (int s = 1; s < size; s += kBatch, ++batchIndex) {
     const int end = std::min(s + kBatch, size);
-    std::array<P2POp, 2 * kBatch>& batch = ops[b % 2];
+    std::array<P2POp, 2 * kBatch>& batch = ops[batchIndex % 2];
     std::size_t count = 0;
     for (int t = s; t < end; ++t) {
       const int dst = (rank + t) % size, src = (rank - t + size) % size;
-      batch[count++] = P2POp::recv(block(out, src), n, src);
-      batch[count++] = P2POp::send(block(in, dst), n, dst);
+      batch[count++] = P2POp::recv(b.recv(src), n, src);
+      batch[count++] = P2POp::send(b.send(dst), n, dst);
     }
-    Status status = team.transport.start({batch.data(), count}, tag, &requests[b % 2]);
-    if (status == Status::kOk && b == 0) std::memcpy(block(out, rank), block(in, rank), n);
-    if (status == Status::kOk && b > 0) status = team.transport.wait(requests[(b - 1) % 2]);
+    Status status = team.transport.start({batch.data(), count}, b.tag, &requests[batchIndex % 2]);
+    if (status == Status::kOk && batchIndex == 0) b.copyOwn();
+    if (status == Status::kOk && batchIndex > 0)
+      status = team.transport.wait(requests[(batchIndex - 1) % 2]);
     if (status != Status::kOk) {
       team.transport.waitAll(requests);  // nothing may stay posted
       return status;
     }
   }
-  if (b > 0) OVERPASS_CHECK(team.transport.wait(requests[(b - 1) % 2]));
-  if (b == 0) std::memcpy(block(out, rank), block(in, rank), n);
+  if (batchIndex > 0) OVERPASS_CHECK(team.transport.wait(requests[(batchIndex - 1) % 2]));
+  b.copyOwn();  // p = 1: no batch
   return Status::kOk;
 }
 

@@ -8,17 +8,17 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
+#include "coll/phases/alltoall_blocks.h"
 
 namespace overpass {
 
 Status alltoallShm(const CollArgs& args, Team& team) {
-  const int p = team.size(), r = team.rank();
-  auto* out = static_cast<unsigned char*>(args.recvbuf);
-  const auto* in = static_cast<const unsigned char*>(args.sendbuf);
-  const std::size_t n = args.bytes;
-  if (n == 0) return Status::kOk;
+  AlltoallBlocks b(args, team);
+  if (b.empty()) return Status::kOk;
+  const int p = b.size, r = b.rank;
+  const std::size_t n = b.n;
   if (p == 1) {
-    std::memcpy(out, in, n);
+    b.copyOwn();
     return Status::kOk;
   }
   ShmChannel& ch = *team.shm;
@@ -26,9 +26,9 @@ Status alltoallShm(const CollArgs& args, Team& team) {
   for (std::size_t off = 0; off < n; off += chunk) {
     const std::size_t c = std::min(chunk, n - off);
     OVERPASS_CHECK(ch.reserve());
-    for (int q = 0; q < p; ++q) std::memcpy(ch.next() + q * c, in + q * n + off, c);
+    for (int q = 0; q < p; ++q) std::memcpy(ch.next() + q * c, b.send(q) + off, c);
     OVERPASS_CHECK(ch.sync());
-    for (int q = 0; q < p; ++q) std::memcpy(out + q * n + off, ch.peer(q) + r * c, c);
+    for (int q = 0; q < p; ++q) std::memcpy(b.recv(q) + off, ch.peer(q) + r * c, c);
   }
   return Status::kOk;
 }

@@ -2,16 +2,14 @@
 // rail, Topology::fullRail: the rank with the root's local rank, or on a smaller node the one at
 // that local rank modulo the node's rank count) run a bcast among themselves, one copy of the
 // message per node across the network (an algorithm selected for that many ranks, by default
-// the binomial tree); then each of them broadcasts within its node, through the node's shared
-// memory (docs/SHM.md) when the node has a channel, else along a binomial tree on the node's
-// SubTransport; a node of one rank has no node step.
+// the binomial tree); then each of them broadcasts within its node (an algorithm selected for
+// the node's ranks, coll/select/selector.h selectNodeStep: by default through the node's shared memory,
+// docs/SHM.md, when the node has a channel, else along a binomial tree on the node's
+// SubTransport); a node of one rank has no node step.
 // Cost with N nodes of L ranks: ceil(log2 N)(alpha + n beta) between nodes + the node step
 // (shared memory: one round and two copies per buffer-sized chunk).
-// Preconditions: N >= 2 and some node holding 2 or more ranks (the registry's serves); anything
-// else runs the flat binomial bcast. Result: recvbuf on every rank.
-#include <algorithm>
-#include <cstring>
-
+// Preconditions: N >= 2 and some node holding 2 or more ranks (the registry's serves; a direct
+// call on anything else declines, coll/algorithms.h). Result: recvbuf on every rank.
 #include "coll/algorithms.h"
 #include "coll/select/registry.h"
 #include "coll/select/selector.h"
@@ -22,7 +20,9 @@ namespace overpass {
 
 Status bcastHierarchical(const CollArgs& args, Team& team) {
   const Topology* topo = team.topology;
-  if (!overSeveralNodes(team)) return bcastBinomial(args, team);
+  if (!overSeveralNodes(team))
+    return decline(args.coll, "hierarchical",
+                   "the team is not on several nodes with one of 2+ ranks");
   if (args.bytes == 0) return Status::kOk;
   OVERPASS_TRACE("hierarchical bcast over %s", topo->summary().c_str());
   const int rank = team.rank(), node = topo->nodeOf(rank), local = topo->localRank(rank);
@@ -39,27 +39,13 @@ Status bcastHierarchical(const CollArgs& args, Team& team) {
   }
   if (nodeSize == 1) return Status::kOk;
 
-  if (team.nodeShm) {  // within the node, from the rank of the root's rail
-    ShmChannel& ch = *team.nodeShm;
-    auto* buf = static_cast<unsigned char*>(args.recvbuf);
-    for (std::size_t off = 0; off < args.bytes; off += ch.bufferBytes()) {
-      const std::size_t n = std::min(ch.bufferBytes(), args.bytes - off);
-      if (local == from) {
-        OVERPASS_CHECK(ch.reserve());
-        std::memcpy(ch.next(), buf + off, n);
-        OVERPASS_CHECK(ch.sync(local));
-      } else {
-        OVERPASS_CHECK(ch.sync(from));
-        std::memcpy(buf + off, ch.peer(from), n);
-      }
-    }
-    return Status::kOk;
-  }
+  // Within the node, from the rank of the root's rail.
   SubTransport nodeTransport(team.transport, topo->nodeRanks(node));
-  Team nodeTeam{nodeTransport, team.scratch};
+  Team nodeTeam{nodeTransport, team.scratch, team.nodeShm};
   CollArgs inNode = args;
   inNode.root = from;
-  return bcastBinomial(inNode, nodeTeam);
+  static const Algorithm& binomial = *findAlgorithm(Collective::kBcast, "binomial");
+  return selectNodeStep(team, inNode, nodeSize, binomial).run(inNode, nodeTeam);
 }
 
 }  // namespace overpass

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "coll/phases/ring_reduce_scatter.h"
+#include "coll/math/blocks.h"
 
 namespace overpass {
 namespace {
@@ -63,7 +63,7 @@ Status allreduce(const CollArgs& a, ShmChannel& ch, DeviceMemory& memory, Device
                  const std::vector<const unsigned char*>& in,
                  const std::vector<unsigned char*>& out) {
   const int p = ch.size(), r = ch.rank();
-  const RingBlocks slices(a, p);  // slice q: rank q's
+  const BlockSplit slices(a, p);  // slice q: rank q's
   const std::size_t at = slices.offset(r), count = slices.elements(r);
   auto* dest = static_cast<unsigned char*>(a.recvbuf) + at;
   // In place, this slice is rank r's own input: from r >= 2 it is read after the first step wrote

@@ -11,7 +11,7 @@
 // Cost: ceil(log2 p) alpha + (p - 1) n beta (the root receives (p - 1) n bytes), n = one block;
 // plus the forwarding of the largest subtree (p/2 blocks) on the critical path: ~(p - 1 + p/2) n
 // beta. Measured at np 4 (docs/PERFORMANCE.md): slower than linear once a block is a few KiB.
-// Preconditions: none. Uses scratch slot 0 (subtree blocks of intermediate ranks).
+// Preconditions: none. Uses scratch slot kBlocks (subtree blocks of intermediate ranks).
 // Result: block i of rank i at recvbuf + i * bytes on the root (in place: sendbuf is the root's
 // block of recvbuf).
 #include <algorithm>
@@ -35,7 +35,8 @@ Status gatherBinomial(const CollArgs& args, Team& team) {
 
   // Where the blocks of the subtree go: recvbuf in rank order at the root, scratch in relative
   // order elsewhere.
-  auto* blocks = static_cast<unsigned char*>(v == 0 ? args.recvbuf : team.scratch.get(0, span * n));
+  auto* blocks = static_cast<unsigned char*>(
+      v == 0 ? args.recvbuf : team.scratch.get(ScratchSlot::kBlocks, span * n));
   void* own = v == 0 ? blocks + static_cast<std::size_t>(rank) * n : blocks;
   std::vector<P2POp> ops;
   ops.reserve(33);  // a receive per tree level, one more for a subtree that wraps

@@ -1,7 +1,7 @@
 // How the hierarchical reductions (allreduce, reduce) share a vector among nodes that may hold
 // different numbers of ranks. The vector is cut into S slices, S = the most ranks on one node
-// (RingBlocks(args, S)); on a node of L ranks, local rank l owns the slices
-// [l S / L, (l + 1) S / L) (RingBlocks(args, L, S), block l): one slice each where L = S, several
+// (BlockSplit(args, S)); on a node of L ranks, local rank l owns the slices
+// [l S / L, (l + 1) S / L) (BlockSplit(args, L, S), block l): one slice each where L = S, several
 // on smaller nodes, all S on a node of one rank. Slice s crosses nodes among its owners, one per
 // node in node order (sliceOwners); where every node holds S ranks that is rail s.
 //

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "coll/phases/ring_reduce_scatter.h"
 #include "coll/phases/shm_reduce.h"
 #include "transport/sub_transport.h"
 
 namespace overpass {
 
-Status nodeReduceScatter(const CollArgs& args, Team& team, const RingBlocks& blocks,
+Status nodeReduceScatter(const CollArgs& args, Team& team, const BlockSplit& blocks,
                          unsigned char* work) {
   const Topology& topo = *team.topology;
   const int rank = team.rank(), local = topo.localRank(rank), nodeSize = blocks.size;

@@ -7,14 +7,15 @@
 
 namespace overpass {
 
-Status rankOrderReduceScatter(const CollArgs& args, Team& team, const RingBlocks& blocks,
+Status rankOrderReduceScatter(const CollArgs& args, Team& team, const BlockSplit& blocks,
                               const void* input, void* out) {
   const int rank = team.rank(), size = team.size();
   const int tag = static_cast<int>(args.coll);
   const auto* in = static_cast<const unsigned char*>(input);
   const std::size_t mine = blocks.bytes(rank);
   // Every rank's contribution to block r, own included (copied, since `out` may overlap it).
-  auto* slots = static_cast<unsigned char*>(team.scratch.get(1, mine * size));
+  auto* slots =
+      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseBlocks, mine * size));
   std::vector<P2POp> ops;
   ops.reserve(2 * size);
   for (int q = 0; q < size; ++q) {

@@ -10,13 +10,16 @@
 // flight together; the receiving side is the bottleneck).
 #pragma once
 
-#include "coll/phases/ring_reduce_scatter.h"
+#include "coll/coll_args.h"
+#include "coll/math/blocks.h"
+#include "coll/team.h"
+#include "common/status.h"
 
 namespace overpass {
 
 // `input` is the rank's whole vector (the blocks of `blocks`); `out` receives the reduced block
-// r and may lie inside `input`. Uses scratch slot 1.
-Status rankOrderReduceScatter(const CollArgs& args, Team& team, const RingBlocks& blocks,
+// r and may lie inside `input`. Uses scratch slot kPhaseBlocks.
+Status rankOrderReduceScatter(const CollArgs& args, Team& team, const BlockSplit& blocks,
                               const void* input, void* out);
 
 }  // namespace overpass

@@ -2,7 +2,7 @@
 
 namespace overpass {
 
-Status ringAllgather(const CollArgs& args, Team& team, const RingBlocks& blocks,
+Status ringAllgather(const CollArgs& args, Team& team, const BlockSplit& blocks,
                      unsigned char* work) {
   const int rank = team.rank(), size = team.size();
   const int tag = static_cast<int>(args.coll);

@@ -6,14 +6,14 @@
 
 namespace overpass {
 
-Status ringReduceScatter(const CollArgs& args, Team& team, const RingBlocks& blocks,
+Status ringReduceScatter(const CollArgs& args, Team& team, const BlockSplit& blocks,
                          const void* input, unsigned char* work) {
   const int rank = team.rank(), size = team.size();
   const int tag = static_cast<int>(args.coll);
   const bool copy = input != work;
   const auto* in = static_cast<const unsigned char*>(input);
-  auto* incoming =
-      static_cast<unsigned char*>(team.scratch.get(0, blocks.maxElements() * blocks.element));
+  auto* incoming = static_cast<unsigned char*>(
+      team.scratch.get(ScratchSlot::kPhaseIncoming, blocks.maxElements() * blocks.element));
   const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   for (int k = 0; k < size - 1; ++k) {
     const int sendBlock = blocks.wrap(rank - k - 1), recvBlock = blocks.wrap(rank - k - 2);

@@ -25,8 +25,9 @@ Status shmReduce(const CollArgs& args, Team& team, int root) {
     std::memcpy(ch.next(), in, args.bytes);
     OVERPASS_CHECK(ch.sync(waitFor));
     if (!needsResult) return Status::kOk;
-    unsigned char* tmp[2] = {static_cast<unsigned char*>(team.scratch.get(0, args.bytes)),
-                             static_cast<unsigned char*>(team.scratch.get(1, args.bytes))};
+    unsigned char* tmp[2] = {
+        static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseIncoming, args.bytes)),
+        static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseBlocks, args.bytes))};
     const unsigned char* acc = ch.peer(0);
     for (int q = 1; q < p; ++q) {
       unsigned char* target = q == p - 1 ? out : tmp[q % 2];

@@ -30,8 +30,8 @@ Status reduceBinomial(const CollArgs& args, Team& team) {
       }
       if (v + mask < size) {
         const int child = (v + mask + args.root) % size;
-        if (!incoming) incoming = team.scratch.get(1, args.bytes);
-        if (!own) own = team.scratch.get(0, args.bytes);
+        if (!incoming) incoming = team.scratch.get(ScratchSlot::kIncoming, args.bytes);
+        if (!own) own = team.scratch.get(ScratchSlot::kPartial, args.bytes);
         OVERPASS_CHECK(team.transport.recv(incoming, args.bytes, child, tag));
         reduceInto(incoming, partial, own, args.count, args.type, args.op, args.user);
         partial = own;

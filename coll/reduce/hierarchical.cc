@@ -10,7 +10,7 @@
 // (alpha + n/L (beta + gamma)) between nodes, and L - 1 messages of n/L into the root: each
 // node sends n bytes across the network in all (the flat binomial tree: n per rank that sends).
 // Preconditions: a commutative operation; N >= 2, some node holding 2 or more ranks, count >= S
-// (the registry's serves); anything else runs the flat binomial reduce.
+// (the registry's serves; a direct call on anything else declines, coll/algorithms.h).
 // Result: recvbuf at the root; other ranks' recvbuf is not touched.
 #include <vector>
 
@@ -26,18 +26,21 @@ namespace overpass {
 
 Status reduceHierarchical(const CollArgs& args, Team& team) {
   const Topology* topo = team.topology;
-  if (!overSeveralNodes(team) || args.count < static_cast<std::size_t>(topo->maxRanksPerNode()))
-    return reduceBinomial(args, team);
+  if (!overSeveralNodes(team))
+    return decline(args.coll, "hierarchical",
+                   "the team is not on several nodes with one of 2+ ranks");
+  if (args.count < static_cast<std::size_t>(topo->maxRanksPerNode()))
+    return decline(args.coll, "hierarchical", "fewer elements than ranks on the largest node");
   OVERPASS_TRACE("hierarchical reduce over %s", topo->summary().c_str());
   const int rank = team.rank(), node = topo->nodeOf(rank), local = topo->localRank(rank);
   const int nodeSize = topo->nodeSize(node), sliceCount = topo->maxRanksPerNode();
   const int rootNode = topo->nodeOf(args.root), rootLocal = topo->localRank(args.root);
   const bool isRoot = rank == args.root;
-  // The whole vector's room: the root's result, elsewhere scratch (slot 3: the node step uses 0,
-  // the binomial reduce 0 and 1).
-  auto* work = static_cast<unsigned char*>(isRoot ? args.recvbuf : team.scratch.get(3, args.bytes));
-  const RingBlocks slices(args, sliceCount);
-  const RingBlocks blocks(args, nodeSize, sliceCount);  // block l: the slices local rank l owns
+  // The whole vector's room: the root's result, elsewhere scratch (held across the steps).
+  auto* work = static_cast<unsigned char*>(
+      isRoot ? args.recvbuf : team.scratch.get(ScratchSlot::kWhole, args.bytes));
+  const BlockSplit slices(args, sliceCount);
+  const BlockSplit blocks(args, nodeSize, sliceCount);  // block l: the slices local rank l owns
   OVERPASS_CHECK(nodeReduceScatter(args, team, blocks, work));
 
   for (int s = blocks.firstSlice(local); s < blocks.firstSlice(local + 1); ++s) {

@@ -22,9 +22,10 @@ Status reduceRankOrder(const CollArgs& args, Team& team) {
       std::memmove(args.recvbuf, args.sendbuf, args.bytes);
     return Status::kOk;
   }
-  const RingBlocks blocks(args, size);
+  const BlockSplit blocks(args, size);
   auto* out = static_cast<unsigned char*>(args.recvbuf);
-  void* block = isRoot ? out + blocks.offset(rank) : team.scratch.get(2, blocks.bytes(rank));
+  void* block = isRoot ? out + blocks.offset(rank)
+                       : team.scratch.get(ScratchSlot::kPartial, blocks.bytes(rank));
   OVERPASS_CHECK(rankOrderReduceScatter(args, team, blocks, args.sendbuf, block));
   if (!isRoot) return team.transport.send(block, blocks.bytes(rank), args.root, tag);
   std::vector<P2POp> ops;

@@ -15,9 +15,9 @@
 // against ceil(log2 p) (alpha + n beta + n gamma) for the binomial tree. Unlike the tree, every
 // rank takes part until the end of the reduce-scatter.
 // Preconditions: a commutative operation. Serves count >= p (with fewer elements some blocks are
-// empty; still correct). Uses scratch slots 0 (the ring's incoming block) and 1 (the work vector
-// of non-roots). Result: recvbuf at the root (which may be sendbuf: in place); other ranks'
-// recvbuf is not touched (it may be null).
+// empty; still correct). Uses scratch slots kPhaseIncoming (the ring's incoming block) and
+// kPartial (the work vector of non-roots). Result: recvbuf at the root (which may be sendbuf: in
+// place); other ranks' recvbuf is not touched (it may be null).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -36,8 +36,9 @@ Status reduceReduceScatterGather(const CollArgs& args, Team& team) {
       std::memmove(args.recvbuf, args.sendbuf, args.bytes);
     return Status::kOk;
   }
-  auto* work = static_cast<unsigned char*>(isRoot ? args.recvbuf : team.scratch.get(1, args.bytes));
-  const RingBlocks blocks(args, size);
+  auto* work = static_cast<unsigned char*>(
+      isRoot ? args.recvbuf : team.scratch.get(ScratchSlot::kPartial, args.bytes));
+  const BlockSplit blocks(args, size);
   OVERPASS_CHECK(ringReduceScatter(args, team, blocks, args.sendbuf, work));
 
   // The blocks of relative ranks [a, b) (0 < a < b <= p) as one or two operations with `peer`.

@@ -17,7 +17,7 @@ Status reduceScatterBlockRankOrder(const CollArgs& args, Team& team) {
   CollArgs whole = args;  // the input vector: p blocks of `count`
   whole.count = args.count * team.size();
   whole.bytes = args.bytes * team.size();
-  return rankOrderReduceScatter(whole, team, RingBlocks(whole, team.size()), args.sendbuf,
+  return rankOrderReduceScatter(whole, team, BlockSplit(whole, team.size()), args.sendbuf,
                                 args.recvbuf);
 }
 

@@ -24,8 +24,9 @@ Status reduceScatterBlockRing(const CollArgs& args, Team& team) {
     return Status::kOk;
   }
   const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
-  unsigned char* partial[2] = {static_cast<unsigned char*>(team.scratch.get(0, n)),
-                               static_cast<unsigned char*>(team.scratch.get(1, n))};
+  unsigned char* partial[2] = {
+      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming, n)),
+      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming2, n))};
   const void* outgoing = block(rank - 1);  // step 0 sends the raw input block
   for (int k = 0; k < size - 1; ++k) {
     void* incoming = k == size - 2 ? args.recvbuf : partial[k % 2];

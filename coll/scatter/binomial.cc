@@ -11,7 +11,7 @@
 // of subtrees), n = one block; plus the forwarding of the largest subtree (p/2 blocks) on the
 // critical path: ~(p - 1 + p/2) n beta.
 // Measured at np 4 (docs/PERFORMANCE.md): slower than linear once a block is a few KiB.
-// Preconditions: none. Uses scratch slot 0 (subtree blocks of intermediate ranks).
+// Preconditions: none. Uses scratch slot kBlocks (subtree blocks of intermediate ranks).
 // Result: block i of the root's sendbuf in recvbuf of rank i (in place at the root: recvbuf is
 // the root's block of sendbuf and is left alone).
 #include <algorithm>
@@ -51,7 +51,7 @@ Status scatterBinomial(const CollArgs& args, Team& team) {
 
   const int span = tree.span, parent = tree.parent();
   if (span == 1) return team.transport.recv(args.recvbuf, n, parent, tag);
-  auto* blocks = static_cast<unsigned char*>(team.scratch.get(0, span * n));
+  auto* blocks = static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kBlocks, span * n));
   // A child of the root whose subtree wraps past team rank p - 1 gets it in two messages.
   const int head = tree.v == tree.mask ? tree.beforeWrap(tree.v, span) : span;
   const P2POp in[2] = {

@@ -3,13 +3,15 @@
 // on the root's full rail (Topology::fullRail: the rank with the root's local rank, or on a
 // smaller node the one at that local rank modulo the node's rank count), on equal nodes with an
 // algorithm selected for that many ranks (by default linear), on unequal nodes, whose buffers
-// differ in size, linearly; each of those scatters its node's blocks within the node (through
-// the node's shared memory when the node has a channel, else linearly on the node's
-// SubTransport; a node of one rank keeps its block).
+// differ in size, linearly; each of those scatters its node's blocks within the node (an
+// algorithm selected for the node's ranks, coll/select/selector.h selectNodeStep: by default through the
+// node's shared memory when the node has a channel, else linearly on the node's SubTransport; a
+// node of one rank keeps its block).
 // Cost with N nodes of L ranks: N - 1 messages of L n out of the root, then the node step: as
 // many bytes cross the network as with a flat scatter, in N - 1 messages instead of p - 1.
-// Preconditions: N >= 2 and some node holding 2 or more ranks (the registry's serves); anything
-// else runs the flat linear scatter. Result: block r of the root's sendbuf in rank r's recvbuf.
+// Preconditions: N >= 2 and some node holding 2 or more ranks (the registry's serves; a direct
+// call on anything else declines, coll/algorithms.h). Result: block r of the root's sendbuf in rank
+// r's recvbuf.
 #include <cstring>
 #include <vector>
 
@@ -44,7 +46,9 @@ Status scatterNodeBuffers(const CollArgs& args, Team& rail, const Topology& topo
 
 Status scatterHierarchical(const CollArgs& args, Team& team) {
   const Topology* topo = team.topology;
-  if (!overSeveralNodes(team)) return scatterLinear(args, team);
+  if (!overSeveralNodes(team))
+    return decline(args.coll, "hierarchical",
+                   "the team is not on several nodes with one of 2+ ranks");
   if (args.bytes == 0) return Status::kOk;
   OVERPASS_TRACE("hierarchical scatter over %s", topo->summary().c_str());
   const int rank = team.rank(), node = topo->nodeOf(rank), local = topo->localRank(rank);
@@ -52,14 +56,18 @@ Status scatterHierarchical(const CollArgs& args, Team& team) {
   const int rootLocal = topo->localRank(args.root), from = rootLocal % nodeSize;
   const std::size_t n = args.bytes, nodeBytes = n * nodeSize;
   const bool isRoot = rank == args.root;
-  // Slots 2 and 3: the rail step's algorithm may use 0 and 1.
+  // Held across the rail step, whose flat algorithm uses the flat slots.
   auto* nodeBlocks =
-      local == from ? static_cast<unsigned char*>(team.scratch.get(2, nodeBytes)) : nullptr;
+      local == from
+          ? static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kNodeBlocks, nodeBytes))
+          : nullptr;
 
   if (local == from) {
     std::vector<std::size_t> at(nodes + 1, 0);  // node j's first block in node order
     for (int j = 0; j < nodes; ++j) at[j + 1] = at[j] + topo->nodeSize(j);
-    auto* all = isRoot ? static_cast<unsigned char*>(team.scratch.get(3, n * at[nodes])) : nullptr;
+    auto* all =
+        isRoot ? static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kWhole, n * at[nodes]))
+               : nullptr;
     if (isRoot) {
       const auto* in = static_cast<const unsigned char*>(args.sendbuf);
       for (int j = 0; j < nodes; ++j)
@@ -88,7 +96,8 @@ Status scatterHierarchical(const CollArgs& args, Team& team) {
   CollArgs inNode = args;
   inNode.root = from;
   inNode.sendbuf = nodeBlocks;
-  return team.nodeShm ? scatterShm(inNode, nodeTeam) : scatterLinear(inNode, nodeTeam);
+  static const Algorithm& linear = *findAlgorithm(Collective::kScatter, "linear");
+  return selectNodeStep(team, inNode, nodeSize, linear).run(inNode, nodeTeam);
 }
 
 }  // namespace overpass

@@ -41,6 +41,7 @@ struct CallShape {
   int nodes = 1;              // nodes the team spans
   int maxPerNode = 0;         // ranks on the node that holds the most (nodes may differ)
   bool acrossNodes = false;   // the inter-node step of a hierarchical algorithm (selectStep)
+  bool withinNode = false;    // a node step of a hierarchical algorithm (selectNodeStep)
   CallMemory mem = CallMemory::kHost;
   // The call is the concatenation of independent calls on ranges of its elements (reductions
   // with a predefined operation): the staging pipeline may run it chunk by chunk.

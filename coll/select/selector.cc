@@ -61,7 +61,14 @@ const std::string_view kDefaultTune =
     "#reduce:4K-inf:@hierarchical"
     // Gather and scatter of 8-128 KiB blocks: 1.6-2.7x the linear ones over TCP between emulated
     // nodes (one message per node instead of per rank); slower for small and 512 KiB blocks.
-    "#gather:8K-128K:@hierarchical#scatter:8K-128K:@hierarchical";
+    "#gather:8K-128K:@hierarchical#scatter:8K-128K:@hierarchical"
+    // The node steps of the hierarchical bcast, gather and scatter (selectNodeStep): the node's
+    // shared memory where it serves, else the tree or the linear algorithm on the node's ranks,
+    // whatever the rules above say of calls of that size on that many ranks (they were measured
+    // as whole calls on one node, not as a step after or before a crossing between nodes).
+    "#bcast:level=node:@binomial#bcast:level=node:@shm"
+    "#gather:level=node:@linear#gather:level=node:@shm"
+    "#scatter:level=node:@linear#scatter:level=node:@shm";
 
 std::optional<Selector> Selector::create(const Config& config, std::vector<std::string>* errors) {
   Selector s;
@@ -152,6 +159,29 @@ const Algorithm& selectStep(const Selector* selector, const CollArgs& args, int 
   shape.acrossNodes = true;
   const Algorithm* chosen = selector->select(shape).algorithm;
   return chosen && !chosen->isPmpi() ? *chosen : fallback;
+}
+
+const Algorithm& selectNodeStep(const Selector* selector, const CollArgs& args, int nodeSize,
+                                std::size_t shmBuffer, const Algorithm& fallback) {
+  if (!selector) return fallback;
+  CallShape shape;
+  shape.coll = args.coll;
+  shape.bytes = args.bytes;
+  shape.count = args.count;
+  shape.teamSize = nodeSize;
+  shape.shmBuffer = shmBuffer;
+  shape.nodes = 1;
+  shape.maxPerNode = nodeSize;
+  shape.withinNode = true;
+  const Algorithm* chosen = selector->select(shape).algorithm;
+  return chosen && !chosen->isPmpi() ? *chosen : fallback;
+}
+
+const Algorithm& selectNodeStep(const Team& team, const CollArgs& args, int nodeSize,
+                                const Algorithm& flat) {
+  const Algorithm* shm = team.nodeShm ? findAlgorithm(args.coll, "shm") : nullptr;
+  return selectNodeStep(team.selector, args, nodeSize,
+                        team.nodeShm ? team.nodeShm->bufferBytes() : 0, shm ? *shm : flat);
 }
 
 }  // namespace overpass

@@ -58,6 +58,20 @@ class Selector {
 const Algorithm& selectStep(const Selector* selector, const CollArgs& args, int teamSize,
                             const Algorithm& fallback);
 
+// The algorithm for a node step of a hierarchical algorithm, run among the `nodeSize` ranks of
+// one node (the bcast, gather or scatter within the node): the selector's choice for a call of
+// that size on one node of that many ranks, whose shared-memory channel has `shmBuffer` bytes
+// per rank (0: none), so that the shm algorithms serve where the node has a channel; the
+// built-in level=node rules give the shared memory, else the flat default. `fallback` without a
+// selector or when the choice is the MPI library. Every rank of the node passes the same shape.
+const Algorithm& selectNodeStep(const Selector* selector, const CollArgs& args, int nodeSize,
+                                std::size_t shmBuffer, const Algorithm& fallback);
+// The same for the node step of `team`'s hierarchical algorithm (team.selector, the node's
+// channel team.nodeShm): the fallback is the node's shared memory where the node has a channel,
+// today's default, else `flat`.
+const Algorithm& selectNodeStep(const Team& team, const CollArgs& args, int nodeSize,
+                                const Algorithm& flat);
+
 // Memoised selections of one communicator: a few recent shapes per collective, looked up before
 // the selector runs (the selector depends only on the shape and on state fixed at init). An
 // algorithm that declined a shape (a device algorithm whose first round found that some rank's

@@ -100,8 +100,10 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
         rule.level = TuneRule::Level::kTeam;
       } else if (l == "nodes") {
         rule.level = TuneRule::Level::kNodes;
+      } else if (l == "node") {
+        rule.level = TuneRule::Level::kNode;
       } else {
-        *why = "'" + std::string(f) + "' is not a level: level=team or level=nodes";
+        *why = "'" + std::string(f) + "' is not a level: level=team, level=nodes or level=node";
         return std::nullopt;
       }
     } else if (f.rfind("mem=", 0) == 0) {

@@ -5,8 +5,9 @@
 //   field  := range                            call size in bytes, half-open [lo, hi)
 //           | 'np=' range | 'np=' number       team size, half-open [lo, hi), or exactly one
 //           | 'level=team' | 'level=nodes'     only whole calls, or only the step of a
-//                                              hierarchical algorithm among one rank per node
-//                                              (without: both)
+//           | 'level=node'                     hierarchical algorithm among one rank per node,
+//                                              or only its steps within one node (without:
+//                                              all three)
 //           | 'mem=host' | 'mem=device'        only calls on communicators where no rank, or
 //                                              some rank, may pass device buffers (without: both)
 //           | '@' algorithm                    a name of the registry, or pmpi
@@ -32,7 +33,7 @@
 namespace overpass {
 
 struct TuneRule {
-  enum class Level { kAny, kTeam, kNodes };
+  enum class Level { kAny, kTeam, kNodes, kNode };
   Collective coll = Collective::kBarrier;
   std::size_t minBytes = 0;
   std::size_t maxBytes = std::numeric_limits<std::size_t>::max();  // exclusive; max = inf
@@ -43,11 +44,23 @@ struct TuneRule {
   const Algorithm* algorithm = nullptr;
   std::string text;  // the rule as written, for messages and overpass-info
 
+  // call.acrossNodes: the inter-node step of a hierarchical algorithm; call.withinNode: a step
+  // among the ranks of one node.
   bool matches(const CallShape& call) const {
-    return call.coll == coll && call.bytes >= minBytes && call.bytes < maxBytes &&
-           call.teamSize >= minRanks && call.teamSize < maxRanks &&
-           (level == Level::kAny || (level == Level::kNodes) == call.acrossNodes) &&
-           (!mem || *mem == call.mem);
+    if (call.coll != coll || call.bytes < minBytes || call.bytes >= maxBytes ||
+        call.teamSize < minRanks || call.teamSize >= maxRanks || (mem && *mem != call.mem))
+      return false;
+    switch (level) {
+      case Level::kAny:
+        return true;
+      case Level::kTeam:
+        return !call.acrossNodes && !call.withinNode;
+      case Level::kNodes:
+        return call.acrossNodes;
+      case Level::kNode:
+        return call.withinNode;
+    }
+    return false;
   }
 };
 

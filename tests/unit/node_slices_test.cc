@@ -1,5 +1,5 @@
 // How the hierarchical reductions share a vector among nodes of different sizes
-// (coll/math/node_slices.h): the slices, their grouping into each node's blocks (RingBlocks with
+// (coll/math/node_slices.h): the slices, their grouping into each node's blocks (BlockSplit with
 // slices), and the owners of each slice, one per node.
 #include "coll/math/node_slices.h"
 
@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "coll/phases/ring_reduce_scatter.h"
+#include "coll/math/blocks.h"
 
 namespace overpass {
 namespace {
@@ -19,8 +19,8 @@ CollArgs ints(std::size_t count) {
   return a;
 }
 
-TEST(RingBlocks, OneSlicePerBlockByDefault) {
-  const RingBlocks b(ints(10), 4);  // 3 3 2 2
+TEST(BlockSplit, OneSlicePerBlockByDefault) {
+  const BlockSplit b(ints(10), 4);  // 3 3 2 2
   EXPECT_EQ(b.slices, 4);
   EXPECT_EQ(b.first(0), 0u);
   EXPECT_EQ(b.elements(0), 3u);
@@ -29,17 +29,17 @@ TEST(RingBlocks, OneSlicePerBlockByDefault) {
   EXPECT_EQ(b.offset(3), 32u);
   EXPECT_EQ(b.first(4), 10u);
   EXPECT_EQ(b.maxElements(), 3u);
-  EXPECT_EQ(RingBlocks(ints(8), 4).maxElements(), 2u);
+  EXPECT_EQ(BlockSplit(ints(8), 4).maxElements(), 2u);
 }
 
 // Blocks of consecutive slices: block b holds slices [b S / L, (b + 1) S / L), at least one each,
 // the blocks tile the vector, and each slice starts where the ungrouped slices start.
-TEST(RingBlocks, GroupedSlicesTileTheVector) {
+TEST(BlockSplit, GroupedSlicesTileTheVector) {
   for (int slices = 1; slices <= 9; ++slices)
     for (int size = 1; size <= slices; ++size)
       for (std::size_t count : {std::size_t(slices), std::size_t{7}, std::size_t{1001}}) {
         if (count < static_cast<std::size_t>(slices)) continue;
-        const RingBlocks whole(ints(count), slices), grouped(ints(count), size, slices);
+        const BlockSplit whole(ints(count), slices), grouped(ints(count), size, slices);
         std::size_t most = 0;
         for (int b = 0; b < size; ++b) {
           EXPECT_LT(grouped.firstSlice(b), grouped.firstSlice(b + 1));
@@ -53,7 +53,7 @@ TEST(RingBlocks, GroupedSlicesTileTheVector) {
         EXPECT_EQ(grouped.maxElements(), most);
       }
   // 3 slices on a node of 2 ranks: rank 0 one, rank 1 two (the later, smaller ones).
-  const RingBlocks b(ints(10), 2, 3);  // slices 4 3 3
+  const BlockSplit b(ints(10), 2, 3);  // slices 4 3 3
   EXPECT_EQ(b.elements(0), 4u);
   EXPECT_EQ(b.elements(1), 6u);
   EXPECT_EQ(b.maxElements(), 6u);
@@ -63,7 +63,7 @@ TEST(RingBlocks, GroupedSlicesTileTheVector) {
 TEST(NodeSlices, OwnerHoldsTheSliceInItsBlock) {
   for (int slices = 1; slices <= 9; ++slices)
     for (int size = 1; size <= slices; ++size) {
-      const RingBlocks blocks(ints(1001), size, slices);
+      const BlockSplit blocks(ints(1001), size, slices);
       for (int s = 0; s < slices; ++s) {
         const int owner = sliceOwner(s, slices, size);
         EXPECT_LE(blocks.firstSlice(owner), s) << slices << " " << size << " " << s;

@@ -429,3 +429,53 @@ TEST(Selector, StepsOfHierarchicalAlgorithmsAreSelectedForTheirSubGroup) {
 
 }  // namespace
 }  // namespace overpass
+
+namespace overpass {
+namespace {
+
+// The node steps of the hierarchical bcast, gather and scatter are selected for the node's
+// ranks: by default the node's shared memory where the node has a channel, else the tree or the
+// linear algorithm (what they always ran), at every size and node size, whatever the rules of
+// whole calls say; level=node rules decide them and nothing else.
+TEST(Selector, NodeStepsOfHierarchicalAlgorithmsAreSelectedForTheNode) {
+  const Selector defaults = selectorWith({});
+  struct Step {
+    Collective coll;
+    const char* flat;
+  };
+  for (const Step step : {Step{Collective::kBcast, "binomial"}, Step{Collective::kGather, "linear"},
+                          Step{Collective::kScatter, "linear"}}) {
+    const Algorithm& flat = *findAlgorithm(step.coll, step.flat);
+    const Algorithm& shm = *findAlgorithm(step.coll, "shm");
+    for (int nodeSize = 1; nodeSize <= 16; ++nodeSize)
+      for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, std::size_t{600}, std::size_t{4096},
+                                std::size_t{100000}, std::size_t{8} << 20}) {
+        CollArgs a;
+        a.coll = step.coll;
+        a.bytes = a.count = bytes;
+        const std::string at = std::string(collectiveName(step.coll)) + " node of " +
+                               std::to_string(nodeSize) + ", " + std::to_string(bytes) + " B";
+        EXPECT_EQ(&selectNodeStep(&defaults, a, nodeSize, 0, flat), &flat) << at;
+        EXPECT_EQ(&selectNodeStep(&defaults, a, nodeSize, 64 * 1024, flat), &shm) << at;
+        EXPECT_EQ(&selectNodeStep(nullptr, a, nodeSize, 64 * 1024, shm), &shm) << at;
+      }
+  }
+  CollArgs a;
+  a.coll = Collective::kBcast;
+  a.bytes = a.count = 4096;
+  const Algorithm& binomial = *findAlgorithm(Collective::kBcast, "binomial");
+  const Selector tuned = selectorWith({{"OVERPASS_TUNE", "bcast:level=node:@chain"}});
+  EXPECT_EQ(selectNodeStep(&tuned, a, 4, 0, binomial).name, "binomial");  // chain: >= 128 KiB
+  a.bytes = a.count = 1 << 20;
+  EXPECT_EQ(selectNodeStep(&tuned, a, 4, 1024, binomial).name, "chain");
+  EXPECT_EQ(pick(tuned, Collective::kBcast, 1 << 20, 4),
+            pick(defaults, Collective::kBcast, 1 << 20, 4));
+  EXPECT_EQ(selectStep(&tuned, a, 4, binomial).name, selectStep(&defaults, a, 4, binomial).name);
+  // The MPI library cannot run on a node's ranks: the fallback.
+  const Selector library = selectorWith({{"OVERPASS_TUNE", "bcast:level=node:@pmpi"}});
+  EXPECT_EQ(&selectNodeStep(&library, a, 4, 1024, binomial), &binomial);
+  EXPECT_NE(tuneError("bcast:level=rack:@chain").find("level=node"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace overpass
