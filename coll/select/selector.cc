@@ -146,35 +146,42 @@ Selection Selector::select(const CallShape& call,
   return s;
 }
 
-const Algorithm& selectStep(const Selector* selector, const CollArgs& args, int teamSize,
-                            const Algorithm& fallback) {
+namespace {
+
+// A step of a hierarchical algorithm on a sub-group, selected as a call of its own: the
+// selector's choice where it is an Overpass algorithm, else `fallback` (the MPI library cannot
+// run on a sub-group).
+const Algorithm& selectSubGroup(const Selector* selector, const CollArgs& args, CallShape shape,
+                                const Algorithm& fallback) {
   if (!selector) return fallback;
-  CallShape shape;
   shape.coll = args.coll;
   shape.bytes = args.bytes;
   shape.count = args.count;
-  shape.teamSize = teamSize;
-  shape.nodes = teamSize;
-  shape.maxPerNode = 1;
-  shape.acrossNodes = true;
   const Algorithm* chosen = selector->select(shape).algorithm;
   return chosen && !chosen->isPmpi() ? *chosen : fallback;
 }
 
+}  // namespace
+
+const Algorithm& selectStep(const Selector* selector, const CollArgs& args, int teamSize,
+                            const Algorithm& fallback) {
+  CallShape shape;
+  shape.teamSize = teamSize;
+  shape.nodes = teamSize;
+  shape.maxPerNode = 1;
+  shape.acrossNodes = true;
+  return selectSubGroup(selector, args, shape, fallback);
+}
+
 const Algorithm& selectNodeStep(const Selector* selector, const CollArgs& args, int nodeSize,
                                 std::size_t shmBuffer, const Algorithm& fallback) {
-  if (!selector) return fallback;
   CallShape shape;
-  shape.coll = args.coll;
-  shape.bytes = args.bytes;
-  shape.count = args.count;
   shape.teamSize = nodeSize;
   shape.shmBuffer = shmBuffer;
   shape.nodes = 1;
   shape.maxPerNode = nodeSize;
   shape.withinNode = true;
-  const Algorithm* chosen = selector->select(shape).algorithm;
-  return chosen && !chosen->isPmpi() ? *chosen : fallback;
+  return selectSubGroup(selector, args, shape, fallback);
 }
 
 const Algorithm& selectNodeStep(const Team& team, const CollArgs& args, int nodeSize,
