@@ -9,11 +9,11 @@
 
 namespace overpass {
 
-// The registry's `serves` (coll/select/registry.cc) owns each algorithm's precondition, stated on the
-// call's shape; the selector never picks an algorithm for a call it does not serve. An algorithm
-// run anyway on such a call (a direct call) does not run another one in its place: it does
-// nothing and returns Status::kDeclined, deciding on facts every rank shares (sizes, counts, the
-// team's nodes), so that every rank declines alike and the caller can hand the call to the MPI
+// The registry's `serves` (coll/select/registry.cc) owns each algorithm's precondition, stated on
+// the call's shape; the selector never picks an algorithm for a call it does not serve. An
+// algorithm run anyway on such a call (a direct call) does not run another one in its place: it
+// does nothing and returns Status::kDeclined, deciding on facts every rank shares (sizes, counts,
+// the team's nodes), so that every rank declines alike and the caller can hand the call to the MPI
 // library.
 inline Status decline(Collective coll, const char* algorithm, const char* reason) {
   OVERPASS_DEBUG("%s %s declines the call: %s", collectiveName(coll).data(), algorithm, reason);

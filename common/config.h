@@ -50,7 +50,8 @@ struct Config {
   int gpuDepth = 3;              // its host slots per direction
   bool gpuIpc = true;            // device buffers of one node's ranks exchanged through IPC
   bool simulatedDevice = false;  // OVERPASS_SIM_DEVICE: gpu/sim_device.h's window is device memory
-  // The cost model (coll/select/cost_model.h): seconds per message, bytes per second sent and reduced.
+  // The cost model (coll/select/cost_model.h): seconds per message, bytes per second sent and
+  // reduced.
   double costLatency = 0, costBandwidth = 0, costReduceBandwidth = 0;
 
   bool handles(Collective c) const { return colls.test(index(c)); }

@@ -16,10 +16,10 @@
 #include <tuple>
 #include <utility>
 
-#include "kernels/reduce_kernels.h"
 #include "common/log.h"
 #include "gpu/sim_device.h"
 #include "gpu/sim_test_hooks.h"
+#include "kernels/reduce_kernels.h"
 
 namespace overpass {
 namespace {
@@ -243,7 +243,7 @@ class SimulatedDeviceMemory final : public DeviceMemory {
   }
 
   CopyLane lanes_[2] = {{kUp, traceMutex, trace, delay, tracing},
-                         {kDown, traceMutex, trace, delay, tracing}};
+                        {kDown, traceMutex, trace, delay, tracing}};
   std::mutex openMutex_;
   std::map<Key, Mapping> opened_;  // peers' buffers mapped here
   std::uint64_t uses_ = 0;

@@ -22,5 +22,4 @@ struct SimCopyRecord {
 void simSetCopyDelay(std::chrono::microseconds delay);
 std::vector<SimCopyRecord> simTakeTrace();
 
-
 }  // namespace overpass

@@ -1,7 +1,7 @@
 // The bodies of the reduction kernels, compiled once per instruction set
-// (kernels/reduce_kernels_<isa>.cc, each with its own compiler flags) so that kernels/reduce_kernels.cc
-// can pick the widest the CPU supports at run time. Everything here has internal linkage: the
-// copies compiled for different instruction sets never merge.
+// (kernels/reduce_kernels_<isa>.cc, each with its own compiler flags) so that
+// kernels/reduce_kernels.cc can pick the widest the CPU supports at run time. Everything here has
+// internal linkage: the copies compiled for different instruction sets never merge.
 //
 // Each file defines OVERPASS_KERNEL_TABLE_FN, the name of the function that returns its table,
 // and includes this header once.

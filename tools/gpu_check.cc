@@ -21,9 +21,9 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/reduce_kernels.h"
 #include "gpu/memory.h"
 #include "gpu/staging_pipeline.h"
+#include "kernels/reduce_kernels.h"
 #include "tools/gpu_check_ipc.h"
 
 namespace {

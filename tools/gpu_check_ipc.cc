@@ -1,5 +1,5 @@
-// The node collectives on device buffers (coll/device/device_ipc.h) across processes, without MPI: the
-// parent creates a shared-memory arena and starts `ranks` copies of this program, each a rank
+// The node collectives on device buffers (coll/device/device_ipc.h) across processes, without MPI:
+// the parent creates a shared-memory arena and starts `ranks` copies of this program, each a rank
 // with device buffers on GPU 0 (or on the simulated device, to check the harness itself on a
 // machine without a GPU). Each rank checks allreduce (float sum), bcast and alltoall through IPC
 // against the host reference, then times them against staging by hand: device -> host copy, the

@@ -1,13 +1,13 @@
 // Allreduce across nodes in three steps: the ranks of each node reduce-scatter the vector
-// (coll/phases/node_reduce_scatter.h), so that each local rank holds its slices (coll/math/node_slices.h:
-// S slices, S = the most ranks on one node; one per rank on a node of S ranks, several per rank
-// on smaller nodes) summed over its node; the owners of each slice, one per node, allreduce it
-// among themselves with a flat algorithm on a SubTransport, every slice's owners in parallel, a
-// rank that owns several slices taking them in order (selected for that many ranks:
-// coll/select/selector.h, selectStep; by default the ring where it serves, else recursive doubling);
-// the ranks of each node allgather the finished slices. The node steps go through the node's
-// shared memory (chunk by chunk, as the shm allreduce) when the node has a channel, else around
-// a ring on a SubTransport of the node's ranks; a node of one rank has none.
+// (coll/phases/node_reduce_scatter.h), so that each local rank holds its slices
+// (coll/math/node_slices.h: S slices, S = the most ranks on one node; one per rank on a node of S
+// ranks, several per rank on smaller nodes) summed over its node; the owners of each slice, one per
+// node, allreduce it among themselves with a flat algorithm on a SubTransport, every slice's owners
+// in parallel, a rank that owns several slices taking them in order (selected for that many ranks:
+// coll/select/selector.h, selectStep; by default the ring where it serves, else recursive
+// doubling); the ranks of each node allgather the finished slices. The node steps go through the
+// node's shared memory (chunk by chunk, as the shm allreduce) when the node has a channel, else
+// around a ring on a SubTransport of the node's ranks; a node of one rank has none.
 //
 // Cost with N nodes of L ranks: node steps 2 (L - 1)(alpha + n/L beta) + (L - 1)/L n gamma inside
 // the nodes; between nodes each rank moves only its slice: 2 (N - 1)/N n/L bytes with the ring
@@ -25,10 +25,10 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "coll/phases/node_reduce_scatter.h"
 #include "coll/math/node_slices.h"
-#include "coll/select/registry.h"
+#include "coll/phases/node_reduce_scatter.h"
 #include "coll/phases/ring_allgather.h"
+#include "coll/select/registry.h"
 #include "coll/select/selector.h"
 #include "common/log.h"
 #include "transport/sub_transport.h"

@@ -1,5 +1,6 @@
-// Allreduce in rank order: the rank-order reduce-scatter (coll/phases/rank_order_reduce_scatter.h), then
-// a ring allgather (coll/phases/ring_allgather.h). For deterministic mode at medium and large sizes.
+// Allreduce in rank order: the rank-order reduce-scatter (coll/phases/rank_order_reduce_scatter.h),
+// then a ring allgather (coll/phases/ring_allgather.h). For deterministic mode at medium and large
+// sizes.
 //
 // Steps: every rank receives block r of every other rank at once and combines the p
 // contributions in rank order; the finished blocks then go around the ring.

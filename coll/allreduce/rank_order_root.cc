@@ -2,13 +2,12 @@
 // them in rank order, then a binomial broadcast. For deterministic mode at small sizes.
 //
 // Steps: rank 0 posts the p - 1 receives at once, combines ((x0 op x1) op x2) ... with the
-// running result as the `in` operand (the sequence of coll/phases/rank_order_reduce_scatter.h), the last
-// step written into recvbuf; then bcastBinomial from rank 0.
-// Cost: (p - 1) alpha + (p - 1) n beta + (p - 1) n gamma at the root, + ceil(log2 p)(alpha +
-// n beta): latency-bound sizes only. Rank 0 needs p x n bytes of scratch, so the registry
-// limits it to p x n <= 64 MiB (larger calls go to rank_order).
-// Preconditions: none beyond a commutative operation. Result: recvbuf on every rank, bitwise
-// identical, equal to every other rank-order algorithm's.
+// running result as the `in` operand (the sequence of coll/phases/rank_order_reduce_scatter.h), the
+// last step written into recvbuf; then bcastBinomial from rank 0. Cost: (p - 1) alpha + (p - 1) n
+// beta + (p - 1) n gamma at the root, + ceil(log2 p)(alpha + n beta): latency-bound sizes only.
+// Rank 0 needs p x n bytes of scratch, so the registry limits it to p x n <= 64 MiB (larger calls
+// go to rank_order). Preconditions: none beyond a commutative operation. Result: recvbuf on every
+// rank, bitwise identical, equal to every other rank-order algorithm's.
 #include <cstring>
 #include <vector>
 

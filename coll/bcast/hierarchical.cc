@@ -3,8 +3,8 @@
 // that local rank modulo the node's rank count) run a bcast among themselves, one copy of the
 // message per node across the network (an algorithm selected for that many ranks, by default
 // the binomial tree); then each of them broadcasts within its node (an algorithm selected for
-// the node's ranks, coll/select/selector.h selectNodeStep: by default through the node's shared memory,
-// docs/SHM.md, when the node has a channel, else along a binomial tree on the node's
+// the node's ranks, coll/select/selector.h selectNodeStep: by default through the node's shared
+// memory, docs/SHM.md, when the node has a channel, else along a binomial tree on the node's
 // SubTransport); a node of one rank has no node step.
 // Cost with N nodes of L ranks: ceil(log2 N)(alpha + n beta) between nodes + the node step
 // (shared memory: one round and two copies per buffer-sized chunk).

@@ -1,17 +1,16 @@
 // Gather across nodes in three steps: on each node, its rank on the root's full rail
 // (Topology::fullRail: the rank with the root's local rank, or on a smaller node the one at that
 // local rank modulo the node's rank count) gathers its node's blocks (an algorithm selected for the
-// node's ranks, coll/select/selector.h selectNodeStep: by default through the node's shared memory when
-// the node has a channel, else linearly on the node's SubTransport; a node of one rank has only
-// its own block); those ranks gather the node buffers to the root along the rail
-// (on equal nodes an algorithm selected for that many ranks, by default linear; on unequal nodes,
-// whose buffers differ in size, linearly: the flat algorithms take equal blocks); the root puts
-// every block in its place (communicator rank order).
-// Cost with N nodes of L ranks: the node step, then N - 1 messages of L n into the root: as many
-// bytes cross the network as with a flat gather, in N - 1 messages instead of p - 1.
-// Preconditions: N >= 2 and some node holding 2 or more ranks (the registry's serves; a direct
-// call on anything else declines, coll/algorithms.h). Result: block i of rank i at recvbuf + i n on
-// the root.
+// node's ranks, coll/select/selector.h selectNodeStep: by default through the node's shared memory
+// when the node has a channel, else linearly on the node's SubTransport; a node of one rank has
+// only its own block); those ranks gather the node buffers to the root along the rail (on equal
+// nodes an algorithm selected for that many ranks, by default linear; on unequal nodes, whose
+// buffers differ in size, linearly: the flat algorithms take equal blocks); the root puts every
+// block in its place (communicator rank order). Cost with N nodes of L ranks: the node step, then N
+// - 1 messages of L n into the root: as many bytes cross the network as with a flat gather, in N -
+// 1 messages instead of p - 1. Preconditions: N >= 2 and some node holding 2 or more ranks (the
+// registry's serves; a direct call on anything else declines, coll/algorithms.h). Result: block i
+// of rank i at recvbuf + i n on the root.
 #include <cstring>
 #include <vector>
 

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/reduce_kernels.h"
 #include "coll/phases/shm_reduce.h"
+#include "kernels/reduce_kernels.h"
 #include "shm/stream_copy.h"
 
 namespace overpass {

@@ -2,16 +2,16 @@
 // reduce, reduce_scatter_block and the hierarchical allreduce share: after a round in which
 // every rank of the node has put its contribution in its buffer, this rank combines one slice of
 // all of them in rank order (the sequence of every rank-order algorithm,
-// coll/phases/rank_order_reduce_scatter.h), writing the partial results into the slice of the peers'
-// buffers that only it reads and the final one into `out`; and shmReduce, the whole shm
+// coll/phases/rank_order_reduce_scatter.h), writing the partial results into the slice of the
+// peers' buffers that only it reads and the final one into `out`; and shmReduce, the whole shm
 // allreduce and reduce.
 #pragma once
 
 #include <cstddef>
 
 #include "coll/coll_args.h"
-#include "kernels/reduce_kernels.h"
 #include "coll/team.h"
+#include "kernels/reduce_kernels.h"
 #include "shm/channel.h"
 
 namespace overpass {

@@ -1,10 +1,10 @@
 // Reduce across nodes in three steps: the ranks of each node reduce-scatter the vector
-// (coll/phases/node_reduce_scatter.h), so that each local rank holds its slices (coll/math/node_slices.h:
-// S slices, S = the most ranks on one node; several per rank on smaller nodes) summed over its
-// node; the owners of each slice, one per node, reduce it to its owner on the root's node, every
-// slice's owners in parallel, a rank that owns several slices taking them in order (an algorithm
-// selected for that many ranks, by default the binomial tree); the ranks of the root's node send
-// their finished slices to the root.
+// (coll/phases/node_reduce_scatter.h), so that each local rank holds its slices
+// (coll/math/node_slices.h: S slices, S = the most ranks on one node; several per rank on smaller
+// nodes) summed over its node; the owners of each slice, one per node, reduce it to its owner on
+// the root's node, every slice's owners in parallel, a rank that owns several slices taking them in
+// order (an algorithm selected for that many ranks, by default the binomial tree); the ranks of the
+// root's node send their finished slices to the root.
 //
 // Cost with N nodes of L ranks: the node reduce-scatter ((L - 1) rounds of n/L), ceil(log2 N) x
 // (alpha + n/L (beta + gamma)) between nodes, and L - 1 messages of n/L into the root: each
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "coll/algorithms.h"
-#include "coll/phases/node_reduce_scatter.h"
 #include "coll/math/node_slices.h"
+#include "coll/phases/node_reduce_scatter.h"
 #include "coll/select/registry.h"
 #include "coll/select/selector.h"
 #include "common/log.h"

@@ -1,5 +1,5 @@
-// Reduce in rank order: the rank-order reduce-scatter (coll/phases/rank_order_reduce_scatter.h), then
-// every rank sends its finished block to the root. For deterministic mode.
+// Reduce in rank order: the rank-order reduce-scatter (coll/phases/rank_order_reduce_scatter.h),
+// then every rank sends its finished block to the root. For deterministic mode.
 //
 // Steps: as allreduce rank_order, with a direct gather of the p blocks instead of the allgather.
 // Cost: 2(p - 1) alpha + 2 (p - 1)/p n beta + (p - 1)/p n gamma (the root receives p - 1 blocks).

@@ -1,14 +1,14 @@
 // Reduce by ring reduce-scatter then binomial gather of the reduced blocks (Rabenseifner's
 // composition with a ring), for large vectors.
 //
-// Steps: 1. the ring reduce-scatter of coll/phases/ring_reduce_scatter.h into a work vector (the root's
-// recvbuf, a scratch vector elsewhere): afterwards block r (blocks indexed by team rank, sizes
-// differing by at most one element) of rank r's work vector is reduced over all ranks. 2. Binomial
-// gather towards the root in ranks relative to it (v = (rank - root) mod p): rank v receives the
-// finished blocks of ranks v + m .. v + 2m - 1 from v + m for every power of two m below
-// lowbit(v) (all receives posted at once), straight into place in its work vector, then sends the
-// blocks of its subtree v .. v + lowbit(v) - 1 to v - lowbit(v). A subtree's blocks are those of
-// consecutive team ranks, contiguous in the vector unless they wrap past rank p - 1: then they
+// Steps: 1. the ring reduce-scatter of coll/phases/ring_reduce_scatter.h into a work vector (the
+// root's recvbuf, a scratch vector elsewhere): afterwards block r (blocks indexed by team rank,
+// sizes differing by at most one element) of rank r's work vector is reduced over all ranks. 2.
+// Binomial gather towards the root in ranks relative to it (v = (rank - root) mod p): rank v
+// receives the finished blocks of ranks v + m .. v + 2m - 1 from v + m for every power of two m
+// below lowbit(v) (all receives posted at once), straight into place in its work vector, then sends
+// the blocks of its subtree v .. v + lowbit(v) - 1 to v - lowbit(v). A subtree's blocks are those
+// of consecutive team ranks, contiguous in the vector unless they wrap past rank p - 1: then they
 // travel as two messages of the same batch.
 // Cost: reduce-scatter (p - 1) x (alpha + n/p beta + n/p gamma), gather ceil(log2 p) alpha +
 // (p-1)/p n beta: (p - 1 + ceil(log2 p)) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma at the root,

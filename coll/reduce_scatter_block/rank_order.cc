@@ -1,5 +1,6 @@
 // Reduce_scatter_block in rank order: the rank-order reduce-scatter
-// (coll/phases/rank_order_reduce_scatter.h) over blocks of `count` elements. For deterministic mode.
+// (coll/phases/rank_order_reduce_scatter.h) over blocks of `count` elements. For deterministic
+// mode.
 //
 // Cost: (p - 1) alpha + (p - 1) n beta + (p - 1) n gamma, n = one block: one round, all messages
 // in flight together.

@@ -4,14 +4,13 @@
 // smaller node the one at that local rank modulo the node's rank count), on equal nodes with an
 // algorithm selected for that many ranks (by default linear), on unequal nodes, whose buffers
 // differ in size, linearly; each of those scatters its node's blocks within the node (an
-// algorithm selected for the node's ranks, coll/select/selector.h selectNodeStep: by default through the
-// node's shared memory when the node has a channel, else linearly on the node's SubTransport; a
-// node of one rank keeps its block).
-// Cost with N nodes of L ranks: N - 1 messages of L n out of the root, then the node step: as
-// many bytes cross the network as with a flat scatter, in N - 1 messages instead of p - 1.
-// Preconditions: N >= 2 and some node holding 2 or more ranks (the registry's serves; a direct
-// call on anything else declines, coll/algorithms.h). Result: block r of the root's sendbuf in rank
-// r's recvbuf.
+// algorithm selected for the node's ranks, coll/select/selector.h selectNodeStep: by default
+// through the node's shared memory when the node has a channel, else linearly on the node's
+// SubTransport; a node of one rank keeps its block). Cost with N nodes of L ranks: N - 1 messages
+// of L n out of the root, then the node step: as many bytes cross the network as with a flat
+// scatter, in N - 1 messages instead of p - 1. Preconditions: N >= 2 and some node holding 2 or
+// more ranks (the registry's serves; a direct call on anything else declines, coll/algorithms.h).
+// Result: block r of the root's sendbuf in rank r's recvbuf.
 #include <cstring>
 #include <vector>
 

@@ -41,9 +41,9 @@ constexpr bool splittableOnDevice(const CallShape& c) {
         nullptr, nullptr, splittableOnDevice, true, AlgorithmKind::kPipeline                     \
   }
 
-// Cost formulas (coll/select/cost_model.h): p ranks, n = call.bytes (one rank's contribution), alpha per
-// message round, beta per byte sent, gamma per byte reduced. Each algorithm file's header comment
-// derives its formula.
+// Cost formulas (coll/select/cost_model.h): p ranks, n = call.bytes (one rank's contribution),
+// alpha per message round, beta per byte sent, gamma per byte reduced. Each algorithm file's header
+// comment derives its formula.
 constexpr double pOf(const CallShape& c) {
   return c.teamSize;
 }

@@ -21,10 +21,10 @@ using ServesFn = bool (*)(const CallShape& call);
 
 // How the shim runs an algorithm (shim/dispatch.cc).
 enum class AlgorithmKind : std::uint8_t {
-  kPmpi,      // the MPI library's own implementation: no function here
-  kHost,      // `run` on host bytes: packed data, device buffers staged through host copies
-  kDevice,    // `run` on the application's device buffers (coll/device/device_ipc.h); it agrees with
-              // the peers in its first round and may decline, alike on every rank
+  kPmpi,    // the MPI library's own implementation: no function here
+  kHost,    // `run` on host bytes: packed data, device buffers staged through host copies
+  kDevice,  // `run` on the application's device buffers (coll/device/device_ipc.h); it agrees with
+            // the peers in its first round and may decline, alike on every rank
   kPipeline,  // the staging pipeline: the shim runs the call as a sequence of chunk calls,
               // copies to and from the device overlapping them (docs/GPU.md); no function here
 };

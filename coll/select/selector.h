@@ -1,6 +1,6 @@
-// The selector: a pure function of the call's shape (coll/select/cost_model.h) that picks one algorithm
-// of the registry. Every rank of a communicator passes equal shapes and holds an equal selector
-// (its configuration is agreed at initialisation), so every rank picks the same algorithm.
+// The selector: a pure function of the call's shape (coll/select/cost_model.h) that picks one
+// algorithm of the registry. Every rank of a communicator passes equal shapes and holds an equal
+// selector (its configuration is agreed at initialisation), so every rank picks the same algorithm.
 //
 // Order: the rules, highest priority first (OVERPASS_<COLLECTIVE>, then OVERPASS_TUNE from its
 // last rule to its first, then the built-in rules kDefaultTune): the first rule that matches the

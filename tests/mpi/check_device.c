@@ -45,7 +45,8 @@ static void expect(const char* what, const void* got, const void* want, size_t b
 }
 
 static void run(int count, int root, unsigned seed) {
-  const size_t n = (size_t)count, all = n * (size_t)size, nb = n * sizeof(int), ab = all * sizeof(int);
+  const size_t n = (size_t)count, all = n * (size_t)size, nb = n * sizeof(int),
+               ab = all * sizeof(int);
   const size_t room = ab > 2 * nb ? ab : 2 * nb; /* the strided case spans 2 n - 1 ints */
   int* ref_in = malloc(room + 4);
   int* ref_out = malloc(room + 4);
@@ -69,7 +70,10 @@ static void run(int count, int root, unsigned seed) {
     PMPI_Allreduce(MPI_IN_PLACE, d, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     expect("allreduce double", host_view(out), d, n * sizeof(double), count);
-    struct { float value; int index; }* pairs = (void*)host;
+    struct {
+      float value;
+      int index;
+    }* pairs = (void*)host;
     for (size_t i = 0; i < n; ++i) {
       pairs[i].value = (float)(ref_in[i] % 7);
       pairs[i].index = rank;
@@ -153,8 +157,10 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   for (int i = 1; i < argc; ++i)
-    if (strcmp(argv[i], "--all-device") == 0) host_rank = -1;
-    else if (strcmp(argv[i], "--all-host") == 0) all_host = 1;
+    if (strcmp(argv[i], "--all-device") == 0)
+      host_rank = -1;
+    else if (strcmp(argv[i], "--all-host") == 0)
+      all_host = 1;
   const int counts[] = {0, 1, 7, 1001, 70000};
   unsigned seed = 1;
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c)

@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "coll/device/device_ipc.h"
-#include "kernels/reduce_kernels.h"
 #include "coll/select/registry.h"
 #include "element_bytes.h"
 #include "gpu/sim_device.h"
 #include "gpu/sim_memory.h"
+#include "kernels/reduce_kernels.h"
 #include "loopback_team.h"
 
 namespace overpass {
@@ -45,8 +45,8 @@ std::vector<const Algorithm*> algorithmsOf(Collective coll) {
   return out;
 }
 
-// The call's shape as the selector sees it (coll/select/cost_model.h), from what every rank of `team`
-// shares: sizes, the team's size, nodes and shared-memory channel.
+// The call's shape as the selector sees it (coll/select/cost_model.h), from what every rank of
+// `team` shares: sizes, the team's size, nodes and shared-memory channel.
 CallShape shapeOf(const CollArgs& a, const Team& team) {
   CallShape s;
   s.coll = a.coll;

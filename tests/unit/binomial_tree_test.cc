@@ -1,6 +1,6 @@
-// The binomial tree arithmetic of coll/math/binomial_tree.h: every rank's subtree is its own relative
-// rank plus its children's subtrees, the subtrees of the root's children partition the other
-// ranks, and the wrap split puts exactly the team ranks below p before the wrap.
+// The binomial tree arithmetic of coll/math/binomial_tree.h: every rank's subtree is its own
+// relative rank plus its children's subtrees, the subtrees of the root's children partition the
+// other ranks, and the wrap split puts exactly the team ranks below p before the wrap.
 #include "coll/math/binomial_tree.h"
 
 #include <gtest/gtest.h>

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reduce_kernel_table.h"
 #include "element_bytes.h"
+#include "kernels/reduce_kernel_table.h"
 
 namespace overpass {
 namespace {
