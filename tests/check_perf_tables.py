@@ -163,8 +163,11 @@ def check_against_compare(src, doc):
                 continue
             want = match[0]
             pairs = [(f"{c} us", f"{c} us") for c in t["configs"]]
-            pairs += [(f"{base} / {ours} [IQR]", f"{base}/{ours} [IQR]"),
-                      (f"{ours} vs noise", f"{ours} vs noise")]
+            pairs += [(f"{base} / {ours} [IQR]", f"{base}/{ours} [IQR]")]
+            # compare.md judges every configuration against its own baseline (ompi): a table
+            # with another baseline (a before/after table) judges differently.
+            if base == "ompi":
+                pairs.append((f"{ours} vs noise", f"{ours} vs noise"))
             for mine, theirs_col in pairs:
                 if theirs_col in want and cells.get(mine) != want[theirs_col]:
                     fail(f"table {name}, {cells['bytes']}, {mine}: '{cells.get(mine)}' in the "
