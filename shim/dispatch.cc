@@ -158,24 +158,11 @@ Status runPipeline(CommState& state, const Call& call, const CallShape& shape, c
   return status;
 }
 
-// A host algorithm or the MPI library, this rank's device buffers replaced by host copies for
-// the call (shim/device_staging.h).
-// An algorithm that declines (coll/algorithms.h; alike on every rank, nothing done) hands the
-// call to the MPI library: *reason becomes kDeclined.
-int runOnHost(CommState* state, Call& call, const Algorithm* algorithm, const Memory& memory,
-              std::optional<FallbackReason>* reason) {
-  std::optional<DeviceStaging> staging;
-  if (memory.any()) {
-    staging.emplace(*deviceMemory(), state->deviceStaging);
-    for (int i = 0; i < memory.count; ++i) {
-      if (!memory.device[i]) continue;
-      const CallBuffer& b = memory.buffers[i];
-      const void* p = call.buffer(b.side);
-      if (const int rc = staging->add(p, b.count, b.type, b.read, b.written); rc != MPI_SUCCESS)
-        return raiseError(call.comm, rc);
-      call.setBuffer(b.side, const_cast<void*>(p));
-    }
-  }
+// The call itself: the host algorithm, or the MPI library where there is a reason. An algorithm
+// that declines (coll/algorithms.h; alike on every rank, nothing done) hands the call to the MPI
+// library: *reason becomes kDeclined.
+int runHere(CommState* state, Call& call, const Algorithm* algorithm,
+            std::optional<FallbackReason>* reason) {
   int rc = MPI_SUCCESS;
   if (!*reason) {
     OVERPASS_TRACE("%s: %s", collectiveName(call.coll).data(), algorithm->name.data());
@@ -191,8 +178,26 @@ int runOnHost(CommState* state, Call& call, const Algorithm* algorithm, const Me
                    fallbackReasonName(**reason).data());
     rc = call.pmpi();
   }
-  if (staging && rc == MPI_SUCCESS) {
-    rc = staging->finish();
+  return rc;
+}
+
+// The same, this rank's device buffers replaced by host copies for the call
+// (shim/device_staging.h): a function of its own, so that the calls without device buffers
+// never build the staging object.
+int runStaged(CommState* state, Call& call, const Algorithm* algorithm, const Memory& memory,
+              std::optional<FallbackReason>* reason) {
+  DeviceStaging staging(*deviceMemory(), state->deviceStaging);
+  for (int i = 0; i < memory.count; ++i) {
+    if (!memory.device[i]) continue;
+    const CallBuffer& b = memory.buffers[i];
+    const void* p = call.buffer(b.side);
+    if (const int rc = staging.add(p, b.count, b.type, b.read, b.written); rc != MPI_SUCCESS)
+      return raiseError(call.comm, rc);
+    call.setBuffer(b.side, const_cast<void*>(p));
+  }
+  int rc = runHere(state, call, algorithm, reason);
+  if (rc == MPI_SUCCESS) {
+    rc = staging.finish();
     if (rc != MPI_SUCCESS) rc = raiseError(call.comm, rc);
   }
   return rc;
@@ -284,7 +289,8 @@ int dispatchUnguarded(Call& call) {
     if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
   }
   if (reason || algorithm->kind == AlgorithmKind::kHost)
-    rc = runOnHost(state, call, algorithm, memory, &reason);
+    rc = memory.any() ? runStaged(state, call, algorithm, memory, &reason)
+                      : runHere(state, call, algorithm, &reason);
   if (timed) {
     if (reason) {
       algorithm = &pmpiAlgorithm(coll);
