@@ -17,7 +17,10 @@
 #include "transport/split_transport.h"
 
 namespace overpass::shim {
+namespace {
 
+// A call's size as the statistics count it (docs/STATS.md, the nccl-tests convention): the whole
+// buffer of p blocks for the block collectives, the vector for the others.
 std::uint64_t statisticsBytes(const CallShape& s) {
   switch (s.coll) {
     case Collective::kGather:
@@ -30,6 +33,8 @@ std::uint64_t statisticsBytes(const CallShape& s) {
       return s.bytes;
   }
 }
+
+}  // namespace
 
 int raiseError(MPI_Comm comm, int code) {
   if (comm == MPI_COMM_NULL) return code;
@@ -120,7 +125,7 @@ Status runPipeline(CommState& state, const Call& call, const CallShape& shape, c
   const bool inDevice = memory.count > 0 && memory.buffers[0].read && memory.device[0];
   const bool outDevice = memory.count > 0 && memory.buffers[memory.count - 1].written &&
                          memory.device[memory.count - 1];
-  int mine = inDevice || outDevice, any = 0;
+  int mine = memory.any(), any = 0;
   {
     ReentryGuard guard;
     if ((*rc = PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, state.engine->dup)) != MPI_SUCCESS)

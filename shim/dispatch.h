@@ -19,7 +19,6 @@
 
 #include <mpi.h>
 
-#include <cstdint>
 
 #include "coll/select/cost_model.h"
 #include "common/status.h"
@@ -32,10 +31,6 @@ struct CommState;
 // Runs `call` (shim/call.h) and returns its MPI error code, raised through the communicator's
 // error handler as the MPI library would. Exceptions never cross the C ABI.
 int dispatch(Call& call);
-
-// A call's size as the statistics count it (docs/STATS.md, the nccl-tests convention): the whole
-// buffer of p blocks for the block collectives, the vector for the others.
-std::uint64_t statisticsBytes(const CallShape& s);
 
 // Raises `code` through the error handler of `comm`, as the MPI library would.
 int raiseError(MPI_Comm comm, int code);
