@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <limits>
+#include <utility>
 
 namespace overpass {
 
@@ -88,9 +89,13 @@ std::optional<Selector> Selector::create(const Config& config, std::vector<std::
     for (const char* coll : {"allreduce", "reduce"})
       device += std::string("#") + coll + ":mem=device:" + formatSize(2 * config.gpuChunk) +
                 "-inf:@staged_pipeline";
+  // IPC from the sizes where it overtook staging around the host algorithm on an H200 shared by
+  // 2-4 processes under MPS (docs/PERFORMANCE.md, "Device buffers on a GPU"): below them its fixed
+  // cost (rounds, a kernel launch or copy per peer, an event wait) is more than staging's copies.
   if (config.gpuIpc)
-    for (const char* coll : {"allreduce", "bcast", "alltoall"})
-      device += std::string("#") + coll + ":mem=device:@device_ipc";
+    for (const auto& [coll, from] :
+         {std::pair{"allreduce", "64K"}, {"bcast", "0"}, {"alltoall", "16K"}})
+      device += std::string("#") + coll + ":mem=device:" + from + "-inf:@device_ipc";
   if (auto rules = parseTune(device.empty() ? device : device.substr(1), &error)) {
     s.rules_.insert(s.rules_.end(), rules->begin(), rules->end());
   } else {  // a defect of this file, as for the defaults

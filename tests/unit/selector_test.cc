@@ -386,6 +386,21 @@ TEST(Selector, DeviceAlgorithmsAreChosenByMemoryKind) {
   big.nodes = 1;
   big.shmBuffer = 1 << 20;
   EXPECT_EQ(selector->select(big).algorithm->name, kDeviceIpcName);
+  // Below the sizes where IPC overtook staging on a GPU: the host algorithm (staged); bcast from
+  // the first byte.
+  CallShape small = big;
+  small.bytes = small.count = (64 << 10) - 4;
+  EXPECT_EQ(selector->select(small).algorithm->kind, AlgorithmKind::kHost);
+  small.bytes = small.count = 64 << 10;
+  EXPECT_EQ(selector->select(small).algorithm->name, kDeviceIpcName);
+  small.coll = Collective::kAlltoall;
+  small.bytes = small.count = (16 << 10) - 1;
+  EXPECT_EQ(selector->select(small).algorithm->kind, AlgorithmKind::kHost);
+  small.bytes = small.count = 16 << 10;
+  EXPECT_EQ(selector->select(small).algorithm->name, kDeviceIpcName);
+  small.coll = Collective::kBcast;
+  small.bytes = small.count = 1;
+  EXPECT_EQ(selector->select(small).algorithm->name, kDeviceIpcName);
   config.gpuIpc = false;
   config.gpuChunk = 0;
   selector = Selector::create(config, &errors);
