@@ -54,6 +54,17 @@ Status reduceScatterBlockRing(const CollArgs& args, Team& team);
 Status reduceScatterBlockRecursiveHalving(const CollArgs& args, Team& team);
 Status reduceScatterBlockRankOrder(const CollArgs& args, Team& team);
 Status barrierDissemination(const CollArgs& args, Team& team);
+// The vector collectives (blocks of different sizes: CollArgs's BlockLayout) and the scans.
+Status allgathervRing(const CollArgs& args, Team& team);
+Status alltoallvPairwise(const CollArgs& args, Team& team);
+Status gathervLinear(const CollArgs& args, Team& team);
+Status scattervLinear(const CollArgs& args, Team& team);
+Status reduceScatterRing(const CollArgs& args, Team& team);
+Status reduceScatterRankOrder(const CollArgs& args, Team& team);
+Status scanLinear(const CollArgs& args, Team& team);
+Status scanRecursiveDoubling(const CollArgs& args, Team& team);
+Status exscanLinear(const CollArgs& args, Team& team);
+Status exscanRecursiveDoubling(const CollArgs& args, Team& team);
 
 // Through the node's shared-memory channel (team.shm): teams on one node.
 Status allreduceShm(const CollArgs& args, Team& team);

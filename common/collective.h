@@ -23,7 +23,14 @@ namespace overpass {
   X(kReduce, "reduce", "REDUCE")                                         \
   X(kAllgather, "allgather", "ALLGATHER")                                \
   X(kReduceScatterBlock, "reduce_scatter_block", "REDUCE_SCATTER_BLOCK") \
-  X(kBarrier, "barrier", "BARRIER")
+  X(kBarrier, "barrier", "BARRIER")                                      \
+  X(kAllgatherv, "allgatherv", "ALLGATHERV")                             \
+  X(kAlltoallv, "alltoallv", "ALLTOALLV")                                \
+  X(kGatherv, "gatherv", "GATHERV")                                      \
+  X(kScatterv, "scatterv", "SCATTERV")                                   \
+  X(kReduceScatter, "reduce_scatter", "REDUCE_SCATTER")                  \
+  X(kScan, "scan", "SCAN")                                               \
+  X(kExscan, "exscan", "EXSCAN")
 
 enum class Collective : int {
 #define OVERPASS_X(id, name, NAME) id,
@@ -73,7 +80,16 @@ inline std::optional<Collective> collectiveFromName(std::string_view name) {
 // True for the collectives that combine data with a reduction operation.
 constexpr bool isReduction(Collective c) {
   return c == Collective::kAllreduce || c == Collective::kReduce ||
-         c == Collective::kReduceScatterBlock;
+         c == Collective::kReduceScatterBlock || c == Collective::kReduceScatter ||
+         c == Collective::kScan || c == Collective::kExscan;
+}
+
+// True for the vector collectives: a count (and a displacement) per rank, which only some ranks
+// may know (coll/coll_args.h, BlockLayout).
+constexpr bool isVector(Collective c) {
+  return c == Collective::kAllgatherv || c == Collective::kAlltoallv ||
+         c == Collective::kGatherv || c == Collective::kScatterv ||
+         c == Collective::kReduceScatter;
 }
 
 }  // namespace overpass

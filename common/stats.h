@@ -16,7 +16,7 @@
 
 namespace overpass {
 
-inline constexpr std::size_t kMaxAlgorithms = 64;  // ids of the algorithm registry
+inline constexpr std::size_t kMaxAlgorithms = 96;  // ids of the algorithm registry
 
 class Stats {
  public:

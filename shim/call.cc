@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <vector>
 
 #include "common/log.h"
 #include "shim/comm_state.h"
@@ -18,7 +19,37 @@ namespace {
 using enum Collective;
 
 bool isRooted(Collective c) {
-  return c == kBcast || c == kReduce || c == kGather || c == kScatter;
+  return c == kBcast || c == kReduce || c == kGather || c == kScatter || c == kGatherv ||
+         c == kScatterv;
+}
+// The elements, counted from the buffer's pointer in extents of the side's datatype, that the
+// blocks of a vector side span: [first, end), first <= 0 where a displacement is negative.
+struct Span {
+  std::ptrdiff_t first = 0, end = 0;
+};
+Span blockSpan(const int* counts, const int* displs, int size) {
+  Span s;
+  bool any = false;
+  for (int q = 0; q < size; ++q) {
+    if (counts[q] == 0) continue;
+    const std::ptrdiff_t from = displs[q], to = from + counts[q];
+    s.first = any ? std::min(s.first, from) : from;
+    s.end = any ? std::max(s.end, to) : to;
+    any = true;
+  }
+  s.first = std::min<std::ptrdiff_t>(s.first, 0);
+  s.end = std::max<std::ptrdiff_t>(s.end, 0);
+  return s;
+}
+bool nonNegative(const int* counts, int size) {
+  for (int q = 0; q < size; ++q)
+    if (counts[q] < 0) return false;
+  return true;
+}
+std::size_t total(const int* counts, int size) {
+  std::size_t n = 0;
+  for (int q = 0; q < size; ++q) n += static_cast<std::size_t>(counts[q]);
+  return n;
 }
 // Blocks on each side of a block collective (p = size): the root's p blocks of scatter, ...
 std::size_t sendBlocks(Collective c, int size) {
@@ -41,7 +72,10 @@ void applyUserOp(const void* in, void* inout, std::size_t count, void* ctx) {
 }
 
 // The translation of a reduction's (datatype, op), or the reason it goes to the MPI library.
-std::optional<FallbackReason> translate(MPI_Datatype mpiType, MPI_Op mpiOp, Reduction* red) {
+// Scan and Exscan serve non-commutative operations (`inOrder`: their algorithms combine in rank
+// order by definition).
+std::optional<FallbackReason> translate(MPI_Datatype mpiType, MPI_Op mpiOp, bool inOrder,
+                                        Reduction* red) {
   const auto op = translateOp(mpiOp);
   if (!op) return FallbackReason::kUnsupportedReduction;
   red->op = *op;
@@ -54,7 +88,7 @@ std::optional<FallbackReason> translate(MPI_Datatype mpiType, MPI_Op mpiOp, Redu
   }
   int commutative = 0;
   PMPI_Op_commutative(mpiOp, &commutative);
-  if (!commutative) return FallbackReason::kNonCommutativeOp;
+  if (!commutative && !inOrder) return FallbackReason::kNonCommutativeOp;
   // The algorithms move whole extents: the type must span exactly its extent from offset 0.
   MPI_Aint lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
   PMPI_Type_get_extent(mpiType, &lb, &extent);
@@ -66,7 +100,7 @@ std::optional<FallbackReason> translate(MPI_Datatype mpiType, MPI_Op mpiOp, Redu
   red->elementBytes = static_cast<std::size_t>(extent);
   OVERPASS_DEBUG("user-defined commutative operation: applied through MPI_Reduce_local");
   red->userContext = {mpiType, mpiOp, extent};
-  red->user = {applyUserOp, nullptr, true, red->elementBytes};
+  red->user = {applyUserOp, nullptr, commutative != 0, red->elementBytes};
   return std::nullopt;
 }
 
@@ -116,11 +150,22 @@ bool Call::valid() const {
       return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL && op != MPI_OP_NULL;
     case kBcast:
       return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL;
+    case kScan:
+    case kExscan:
+      return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL && op != MPI_OP_NULL;
+    case kReduceScatter:
+      return recvcounts && recvtype != MPI_DATATYPE_NULL && op != MPI_OP_NULL;
     case kAllgather:
     case kAlltoall:
       return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL &&
              (sendbuf == MPI_IN_PLACE || sendcount >= 0);
-    default:  // gather, scatter: what is significant depends on the rank (check())
+    case kAllgatherv:
+      return recvcounts && rdispls && recvtype != MPI_DATATYPE_NULL &&
+             (sendbuf == MPI_IN_PLACE || (sendcount >= 0 && sendtype != MPI_DATATYPE_NULL));
+    case kAlltoallv:
+      return recvcounts && rdispls && recvtype != MPI_DATATYPE_NULL &&
+             (sendbuf == MPI_IN_PLACE || (sendcounts && sdispls && sendtype != MPI_DATATYPE_NULL));
+    default:  // gather(v), scatter(v): what is significant depends on the rank (check())
       return true;
   }
 }
@@ -128,9 +173,11 @@ bool Call::valid() const {
 bool Call::inPlace() const {
   switch (coll) {
     case kGather:
+    case kGatherv:
     case kReduce:
       return rank == root && sendbuf == MPI_IN_PLACE;
     case kScatter:
+    case kScatterv:
       return rank == root && recvbuf == MPI_IN_PLACE;
     case kBcast:
     case kBarrier:
@@ -152,13 +199,59 @@ std::optional<FallbackReason> Call::check(int r, int p) {
       (coll == kScatter && ((isRoot && (sendtype == MPI_DATATYPE_NULL || sendcount < 0)) ||
                             (!inPlace() && (recvtype == MPI_DATATYPE_NULL || recvcount < 0)))))
     return FallbackReason::kInvalidArgument;
-  if (isReduction(coll)) return translate(recvtype, op, &red);
+  // The vector collectives' counts where significant (non-negative), and their single sides.
+  const bool in = inPlace();
+  bool ok = true;
+  switch (coll) {
+    case kAllgatherv:
+    case kReduceScatter:
+      ok = nonNegative(recvcounts, size);
+      break;
+    case kAlltoallv:
+      ok = nonNegative(recvcounts, size) && (in || nonNegative(sendcounts, size));
+      break;
+    case kGatherv:
+      ok = (!isRoot || (recvcounts && rdispls && recvtype != MPI_DATATYPE_NULL &&
+                        nonNegative(recvcounts, size))) &&
+           (in || (sendcount >= 0 && sendtype != MPI_DATATYPE_NULL));
+      break;
+    case kScatterv:
+      ok = (!isRoot || (sendcounts && sdispls && sendtype != MPI_DATATYPE_NULL &&
+                        nonNegative(sendcounts, size))) &&
+           (in || (recvcount >= 0 && recvtype != MPI_DATATYPE_NULL));
+      break;
+    default:
+      break;
+  }
+  if (!ok) return FallbackReason::kInvalidArgument;
+  if (isReduction(coll)) return translate(recvtype, op, coll == kScan || coll == kExscan, &red);
   return std::nullopt;
 }
 
 CallShape Call::shape() const {
   CallShape s;
   switch (coll) {
+    case kScan:
+    case kExscan:
+      s.bytes = packedBytes(recvcount, recvtype);
+      s.count = static_cast<std::size_t>(recvcount);
+      s.ordered = isOrderSensitive(red.type, red.op);
+      return s;
+    case kReduceScatter:  // the mean block (the counts are the same on every rank)
+      if (size <= 0 || !recvcounts) return s;  // check() has not run: a global fallback
+      s.count = total(recvcounts, size) / static_cast<std::size_t>(size);
+      s.bytes = s.count * static_cast<std::size_t>(packedBytes(1, recvtype));
+      s.ordered = isOrderSensitive(red.type, red.op);
+      return s;
+    case kAllgatherv:  // the mean block: every rank knows every count (in bytes)
+      if (size <= 0 || !recvcounts) return s;
+      s.bytes = total(recvcounts, size) * packedBytes(1, recvtype) / static_cast<std::size_t>(size);
+      s.count = s.bytes;
+      return s;
+    case kAlltoallv:  // no size every rank knows: rules by size do not apply
+    case kGatherv:
+    case kScatterv:
+      return s;
     case kAllreduce:
     case kReduce:
     case kReduceScatterBlock:
@@ -186,7 +279,73 @@ CallShape Call::shape() const {
   return s;
 }
 
+namespace {
+
+// A side of `count` elements, or the span of a vector side's blocks.
+CallBuffer side(CallBuffer::Side which, std::size_t count, MPI_Datatype type, bool read,
+                bool written) {
+  return {which, count, type, read, written};
+}
+CallBuffer side(CallBuffer::Side which, const int* counts, const int* displs, int size,
+                MPI_Datatype type, bool read, bool written) {
+  const Span s = blockSpan(counts, displs, size);
+  CallBuffer b = side(which, static_cast<std::size_t>(s.end - s.first), type, read, written);
+  b.first = s.first;
+  return b;
+}
+
+// Call::buffers of the vector collectives and the scans.
+int vectorBuffers(const Call& c, CallBuffer out[2]) {
+  using enum CallBuffer::Side;
+  const bool isRoot = c.rank == c.root, in = c.inPlace();
+  const auto sendcount = static_cast<std::size_t>(c.sendcount);
+  const auto recvcount = static_cast<std::size_t>(c.recvcount);
+  int n = 0;
+  switch (c.coll) {
+    case kAllgatherv:
+      if (!in) out[n++] = side(kSend, sendcount, c.sendtype, true, false);
+      out[n++] = side(kRecv, c.recvcounts, c.rdispls, c.size, c.recvtype, in, true);
+      return n;
+    case kAlltoallv:
+      if (!in) out[n++] = side(kSend, c.sendcounts, c.sdispls, c.size, c.sendtype, true, false);
+      out[n++] = side(kRecv, c.recvcounts, c.rdispls, c.size, c.recvtype, in, true);
+      return n;
+    case kGatherv:
+      if (!in) out[n++] = side(kSend, sendcount, c.sendtype, true, false);
+      if (isRoot) out[n++] = side(kRecv, c.recvcounts, c.rdispls, c.size, c.recvtype, in, true);
+      return n;
+    case kScatterv:
+      if (isRoot) out[n++] = side(kSend, c.sendcounts, c.sdispls, c.size, c.sendtype, true, false);
+      if (!in) out[n++] = side(kRecv, recvcount, c.recvtype, false, true);
+      return n;
+    case kReduceScatter: {  // in place, the input is the whole receive buffer
+      const std::size_t all = total(c.recvcounts, c.size);
+      if (in) {
+        out[n++] = side(kRecv, all, c.recvtype, true, true);
+      } else {
+        out[n++] = side(kSend, all, c.recvtype, true, false);
+        out[n++] = side(kRecv, static_cast<std::size_t>(c.recvcounts[c.rank]), c.recvtype, false,
+                        true);
+      }
+      return n;
+    }
+    default: {  // scan, exscan; exscan never writes rank 0's receive buffer
+      const bool written = c.coll == kScan || c.rank > 0;
+      if (in) {
+        out[n++] = side(kRecv, recvcount, c.recvtype, true, written);
+      } else {
+        out[n++] = side(kSend, recvcount, c.recvtype, true, false);
+        if (written) out[n++] = side(kRecv, recvcount, c.recvtype, false, true);
+      }
+      return n;
+    }
+  }
+}
+
+}  // namespace
+
 int Call::buffers(CallBuffer out[2]) const {
+  if (isVector(coll) || coll == kScan || coll == kExscan) return vectorBuffers(*this, out);
   const bool isRoot = rank == root;
   const std::size_t sendAll = static_cast<std::size_t>(sendcount) * sendBlocks(coll, size);
   std::size_t recvAll = static_cast<std::size_t>(recvcount) * recvBlocks(coll, size);
@@ -241,6 +400,24 @@ int Call::pmpi() const {
       return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     case kAlltoall:
       return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    case kAllgatherv:
+      return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                             comm);
+    case kAlltoallv:
+      return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm);
+    case kGatherv:
+      return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                          root, comm);
+    case kScatterv:
+      return PMPI_Scatterv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcount, recvtype,
+                           root, comm);
+    case kReduceScatter:
+      return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, recvtype, op, comm);
+    case kScan:
+      return PMPI_Scan(sendbuf, recvbuf, recvcount, recvtype, op, comm);
+    case kExscan:
+      return PMPI_Exscan(sendbuf, recvbuf, recvcount, recvtype, op, comm);
     case kBarrier:
     default:
       return PMPI_Barrier(comm);
@@ -294,9 +471,126 @@ CollArgs Call::deviceArgs() const {
 
 namespace {
 
+// Reduce_scatter: the blocks of the input vector back to back, rank q's at the sum of the counts
+// before it; in place the input is a copy of the whole receive buffer, the result its start.
+int runReduceScatter(Call& c, CommState& state, const Algorithm& algorithm) {
+  const auto p = static_cast<std::size_t>(c.size);
+  std::vector<std::size_t> bytes(p);
+  std::vector<std::ptrdiff_t> offset(p);
+  std::size_t all = 0;
+  for (std::size_t q = 0; q < p; ++q) {
+    bytes[q] = static_cast<std::size_t>(c.recvcounts[q]) * c.red.elementBytes;
+    offset[q] = static_cast<std::ptrdiff_t>(all);
+    all += bytes[q];
+  }
+  CollArgs a;
+  a.coll = kReduceScatter;
+  a.count = all / std::max<std::size_t>(c.red.elementBytes, 1);
+  a.bytes = all;
+  a.type = c.red.type;
+  a.op = c.red.op;
+  c.red.user.ctx = &c.red.userContext;
+  a.user = c.red.op == ReduceOp::kUser ? &c.red.user : nullptr;
+  a.recvBlocks = {bytes.data(), offset.data()};
+  a.sendbuf = c.sendbuf;
+  a.recvbuf = c.recvbuf;
+  if (c.inPlace()) {
+    void* copy = state.engine->staging.get(StagingSlot::kCopy, all);
+    if (all) std::memcpy(copy, c.recvbuf, all);
+    a.sendbuf = copy;
+  }
+  return runAlgorithm(state, algorithm, a);
+}
+
+// Allgatherv, alltoallv, gatherv, scatterv: each vector side as blocks (StagedBlocks: the
+// application's buffer where the datatype is dense, else packed), each single side as a
+// contiguous view; in place resolved into the own block of the vector side (alltoallv: the input
+// is a copy of the receive buffer); the receive side unpacked after the algorithm.
+int runVector(Call& c, CommState& state, const Algorithm& algorithm) {
+  using enum StagingSlot;
+  Staging& staging = state.engine->staging;
+  const bool in = c.inPlace(), isRoot = c.rank == c.root;
+  StagedBlocks sends, recvs;
+  StagedBuffer single;
+  bool unpackRecvs = false, unpackSingle = false;
+  CollArgs a;
+  a.coll = c.coll;
+  a.root = c.root;
+  int rc = MPI_SUCCESS;
+  auto ok = [&](int code) { return (rc = code) == MPI_SUCCESS; };
+  switch (c.coll) {
+    case kAllgatherv:
+    case kGatherv: {
+      const bool gathers = c.coll == kAllgatherv || isRoot;
+      if (gathers) {
+        if (!ok(recvs.init(c.recvbuf, c.recvcounts, c.rdispls, c.size, c.recvtype, staging, kOut)))
+          return rc;
+        a.recvbuf = recvs.data();
+        a.recvBlocks = recvs.layout();
+        unpackRecvs = true;
+      }
+      if (in) {  // this rank's block is already in place
+        if (!ok(recvs.pack(c.rank))) return rc;
+        a.sendbuf = recvs.block(c.rank);
+        a.bytes = recvs.bytes(c.rank);
+      } else {
+        if (!ok(single.init(c.sendbuf, static_cast<std::size_t>(c.sendcount), c.sendtype, staging,
+                            kIn)) ||
+            !ok(single.pack()))
+          return rc;
+        a.sendbuf = single.data();
+        a.bytes = single.bytes();
+      }
+      break;
+    }
+    case kScatterv:
+      if (isRoot) {
+        if (!ok(sends.init(c.sendbuf, c.sendcounts, c.sdispls, c.size, c.sendtype, staging, kIn)) ||
+            !ok(sends.packAll()))
+          return rc;
+        a.sendbuf = sends.data();
+        a.sendBlocks = sends.layout();
+      }
+      if (in) {  // the root keeps its own block where it is
+        a.recvbuf = sends.block(c.rank);
+        a.bytes = sends.bytes(c.rank);
+      } else {
+        if (!ok(single.init(c.recvbuf, static_cast<std::size_t>(c.recvcount), c.recvtype, staging,
+                            kOut)))
+          return rc;
+        a.recvbuf = single.data();
+        a.bytes = single.bytes();
+        unpackSingle = true;
+      }
+      break;
+    default:  // alltoallv
+      if (!ok(recvs.init(c.recvbuf, c.recvcounts, c.rdispls, c.size, c.recvtype, staging, kOut)))
+        return rc;
+      if (in ? !ok(sends.init(c.recvbuf, c.recvcounts, c.rdispls, c.size, c.recvtype, staging,
+                              kCopy, true))
+             : !ok(sends.init(c.sendbuf, c.sendcounts, c.sdispls, c.size, c.sendtype, staging,
+                              kIn)))
+        return rc;
+      if (!ok(sends.packAll())) return rc;
+      a.sendbuf = sends.data();
+      a.sendBlocks = sends.layout();
+      a.recvbuf = recvs.data();
+      a.recvBlocks = recvs.layout();
+      unpackRecvs = true;
+      break;
+  }
+  if (!ok(runAlgorithm(state, algorithm, a))) return rc;
+  if (unpackSingle) return single.unpack();
+  if (!unpackRecvs) return MPI_SUCCESS;
+  for (int q = 0; q < c.size; ++q)
+    if (!(in && q == c.rank && c.coll != kAlltoallv) && !ok(recvs.unpack(q))) return rc;
+  return MPI_SUCCESS;
+}
+
 // The reductions work on the application's buffers (extents of a predefined type, or of a
-// user-defined operation's contiguous type); reduce_scatter_block in place from a copy.
+// user-defined operation's contiguous type); reduce_scatter(_block) in place from a copy.
 int runReduction(Call& c, CommState& state, const Algorithm& algorithm) {
+  if (c.coll == kReduceScatter) return runReduceScatter(c, state, algorithm);
   CollArgs a;
   a.coll = c.coll;
   a.count = static_cast<std::size_t>(c.recvcount);
@@ -388,7 +682,15 @@ int Call::run(CommState& state, const Algorithm& algorithm) {
     case kAllreduce:
     case kReduce:
     case kReduceScatterBlock:
+    case kReduceScatter:
+    case kScan:
+    case kExscan:
       return runReduction(*this, state, algorithm);
+    case kAllgatherv:
+    case kAlltoallv:
+    case kGatherv:
+    case kScatterv:
+      return runVector(*this, state, algorithm);
     case kBcast:
       return runBcast(*this, state, algorithm);
     case kBarrier: {

@@ -47,6 +47,9 @@ struct CallBuffer {
   std::size_t count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   bool read = false, written = false;
+  // Elements before the pointer where the span starts (a vector side's negative displacement):
+  // the buffer spans `count` elements from `first` extents off the pointer.
+  std::ptrdiff_t first = 0;
 };
 
 // Call::run's answer where the algorithm declined (never an MPI error code, which are >= 0).
@@ -65,8 +68,9 @@ struct Call {
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;  // reductions
   int root = 0;             // rooted collectives
-  // The families to come fill these: per-rank counts and displacements of the vector collectives
-  // (in elements of the side's datatype), the request of a nonblocking call. Null here.
+  // The vector collectives' per-rank counts and displacements (in extents of the side's
+  // datatype; reduce_scatter: recvcounts only), significant where the standard says; the request
+  // of a nonblocking call (issue 18). Null elsewhere.
   const int* sendcounts = nullptr;
   const int* sdispls = nullptr;
   const int* recvcounts = nullptr;

@@ -61,6 +61,65 @@ int onAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   return dispatch(call);
 }
 
+int onAllgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                 MPI_Comm comm) {
+  Call call = Call::blocks(kAllgatherv, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, 0, comm);
+  call.recvcounts = recvcounts;
+  call.rdispls = displs;
+  return dispatch(call);
+}
+
+int onAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                MPI_Datatype recvtype, MPI_Comm comm) {
+  Call call = Call::blocks(kAlltoallv, sendbuf, 0, sendtype, recvbuf, 0, recvtype, 0, comm);
+  call.sendcounts = sendcounts;
+  call.sdispls = sdispls;
+  call.recvcounts = recvcounts;
+  call.rdispls = rdispls;
+  return dispatch(call);
+}
+
+int onGatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+              const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+              MPI_Comm comm) {
+  Call call =
+      Call::blocks(kGatherv, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, root, comm);
+  call.recvcounts = recvcounts;
+  call.rdispls = displs;
+  return dispatch(call);
+}
+
+int onScatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+               MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+               int root, MPI_Comm comm) {
+  Call call =
+      Call::blocks(kScatterv, sendbuf, 0, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  call.sendcounts = sendcounts;
+  call.sdispls = displs;
+  return dispatch(call);
+}
+
+int onReduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  Call call = Call::reduction(kReduceScatter, sendbuf, recvbuf, 0, datatype, op, 0, comm);
+  call.recvcounts = recvcounts;
+  return dispatch(call);
+}
+
+int onScan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm) {
+  Call call = Call::reduction(kScan, sendbuf, recvbuf, count, datatype, op, 0, comm);
+  return dispatch(call);
+}
+
+int onExscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm) {
+  Call call = Call::reduction(kExscan, sendbuf, recvbuf, count, datatype, op, 0, comm);
+  return dispatch(call);
+}
+
 int onBarrier(MPI_Comm comm) {
   Call call;
   call.coll = kBarrier;

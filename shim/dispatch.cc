@@ -28,6 +28,8 @@ std::uint64_t statisticsBytes(const CallShape& s) {
     case Collective::kAllgather:
     case Collective::kAlltoall:
     case Collective::kReduceScatterBlock:
+    case Collective::kAllgatherv:  // the mean block: the whole buffer
+    case Collective::kReduceScatter:
       return static_cast<std::uint64_t>(s.bytes) * static_cast<std::uint64_t>(s.teamSize);
     default:
       return s.bytes;
@@ -195,10 +197,13 @@ int runStaged(CommState* state, Call& call, const Algorithm* algorithm, const Me
   for (int i = 0; i < memory.count; ++i) {
     if (!memory.device[i]) continue;
     const CallBuffer& b = memory.buffers[i];
-    const void* p = call.buffer(b.side);
+    MPI_Aint lb = 0, extent = 0;  // a span that starts before the pointer: staged from its start
+    if (b.first) PMPI_Type_get_extent(b.type, &lb, &extent);
+    const std::ptrdiff_t before = b.first * extent;
+    const void* p = static_cast<const char*>(call.buffer(b.side)) + before;
     if (const int rc = staging.add(p, b.count, b.type, b.read, b.written); rc != MPI_SUCCESS)
       return raiseError(call.comm, rc);
-    call.setBuffer(b.side, const_cast<void*>(p));
+    call.setBuffer(b.side, const_cast<char*>(static_cast<const char*>(p) - before));
   }
   int rc = runHere(state, call, algorithm, reason);
   if (rc == MPI_SUCCESS) {

@@ -59,19 +59,65 @@ int StagedBuffer::unpack() const {
 
 int StagedBuffer::copy(bool toStaging) const {
   if (!staged_) return MPI_SUCCESS;
+  return packElements(buf_, count_, type_, extent_, data_, toStaging);
+}
+
+int packElements(void* typed, std::size_t count, MPI_Datatype type, MPI_Aint extent, void* packed,
+                 bool toPacked) {
   int size = 0;
-  PMPI_Type_size(type_, &size);
+  PMPI_Type_size(type, &size);
   const std::size_t step = static_cast<std::size_t>(chunkElements(size));
-  for (std::size_t first = 0; first < count_; first += step) {
-    const int n = static_cast<int>(std::min(step, count_ - first));
-    char* typed = static_cast<char*>(buf_) + static_cast<MPI_Aint>(first) * extent_;
-    char* packed = static_cast<char*>(data_) + first * static_cast<std::size_t>(size);
+  for (std::size_t first = 0; first < count; first += step) {
+    const int n = static_cast<int>(std::min(step, count - first));
+    char* from = static_cast<char*>(typed) + static_cast<MPI_Aint>(first) * extent;
+    char* to = static_cast<char*>(packed) + first * static_cast<std::size_t>(size);
     int position = 0;
-    const int rc = toStaging
-                       ? PMPI_Pack(typed, n, type_, packed, n * size, &position, MPI_COMM_SELF)
-                       : PMPI_Unpack(packed, n * size, &position, typed, n, type_, MPI_COMM_SELF);
+    const int rc = toPacked ? PMPI_Pack(from, n, type, to, n * size, &position, MPI_COMM_SELF)
+                            : PMPI_Unpack(to, n * size, &position, from, n, type, MPI_COMM_SELF);
     if (rc != MPI_SUCCESS) return rc;
   }
+  return MPI_SUCCESS;
+}
+
+int StagedBlocks::init(const void* buf, const int* counts, const int* displs, int p,
+                       MPI_Datatype type, Staging& staging, StagingSlot slot, bool copy) {
+  buf_ = const_cast<void*>(buf);
+  counts_ = counts;
+  type_ = type;
+  int size = 0;
+  MPI_Aint lb = 0;
+  if (int rc = PMPI_Type_size(type, &size); rc != MPI_SUCCESS) return rc;
+  PMPI_Type_get_extent(type, &lb, &extent_);
+  bytes_.resize(static_cast<std::size_t>(p));
+  offset_.resize(static_cast<std::size_t>(p));
+  typed_.resize(static_cast<std::size_t>(p));
+  staged_ = copy || !denseType(type);
+  std::size_t all = 0;
+  for (int q = 0; q < p; ++q) {
+    bytes_[q] = static_cast<std::size_t>(counts[q]) * static_cast<std::size_t>(size);
+    typed_[q] = static_cast<std::ptrdiff_t>(displs[q]) * extent_;
+    offset_[q] = staged_ ? static_cast<std::ptrdiff_t>(all) : typed_[q];
+    all += bytes_[q];
+  }
+  data_ = staged_ ? staging.get(slot, all) : buf_;
+  return MPI_SUCCESS;
+}
+
+int StagedBlocks::copy(int q, bool toStaging) const {
+  if (!staged_ || bytes_[q] == 0) return MPI_SUCCESS;
+  return packElements(static_cast<char*>(buf_) + typed_[q], static_cast<std::size_t>(counts_[q]),
+                      type_, extent_, static_cast<char*>(data_) + offset_[q], toStaging);
+}
+
+int StagedBlocks::packAll() const {
+  for (std::size_t q = 0; q < bytes_.size(); ++q)
+    if (int rc = copy(static_cast<int>(q), true); rc != MPI_SUCCESS) return rc;
+  return MPI_SUCCESS;
+}
+
+int StagedBlocks::unpackAll() const {
+  for (std::size_t q = 0; q < bytes_.size(); ++q)
+    if (int rc = copy(static_cast<int>(q), false); rc != MPI_SUCCESS) return rc;
   return MPI_SUCCESS;
 }
 

@@ -7,6 +7,9 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <vector>
+
+#include "coll/coll_args.h"
 
 #include "common/slot_pool.h"
 
@@ -54,5 +57,42 @@ class StagedBuffer {
   std::size_t bytes_ = 0;
   bool staged_ = false;
 };
+
+// The p blocks of one side of a vector collective as the algorithms see them
+// (coll/coll_args.h, BlockLayout): the application's buffer itself where the datatype is dense
+// (each block at its displacement times the extent), otherwise a staging copy holding the blocks
+// back to back, packed and unpacked block by block.
+class StagedBlocks {
+ public:
+  // `counts` and `displs`: p entries, in extents of `type`; `copy`: a staging copy also where
+  // the type is dense (an input that the call overwrites). Returns an MPI error code.
+  int init(const void* buf, const int* counts, const int* displs, int p, MPI_Datatype type,
+           Staging& staging, StagingSlot slot, bool copy = false);
+  void* data() const { return data_; }
+  BlockLayout layout() const { return {bytes_.data(), offset_.data()}; }
+  std::size_t bytes(int q) const { return bytes_[static_cast<std::size_t>(q)]; }
+  char* block(int q) const { return static_cast<char*>(data_) + offset_[static_cast<std::size_t>(q)]; }
+  int pack(int q) const { return copy(q, true); }  // no-ops when not staged
+  int unpack(int q) const { return copy(q, false); }
+  int packAll() const;
+  int unpackAll() const;
+
+ private:
+  int copy(int q, bool toStaging) const;
+
+  void* buf_ = nullptr;
+  const int* counts_ = nullptr;
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  MPI_Aint extent_ = 0;
+  void* data_ = nullptr;
+  bool staged_ = false;
+  std::vector<std::size_t> bytes_;
+  std::vector<std::ptrdiff_t> offset_, typed_;  // in the view; in the application's buffer
+};
+
+// `count` elements of `type` (extent `extent`) at `typed` to or from their packed stream at
+// `packed`, through PMPI_Pack/PMPI_Unpack. Returns an MPI error code.
+int packElements(void* typed, std::size_t count, MPI_Datatype type, MPI_Aint extent, void* packed,
+                 bool toPacked);
 
 }  // namespace overpass::shim

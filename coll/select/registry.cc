@@ -385,6 +385,68 @@ constexpr std::array kAlgorithms = {
         [](const CallShape& c, const CostModel& m) { return ceilLog2(c.teamSize) * m.alpha; }},
     Algorithm{kBarrier, "shm", "node shared memory: one round of flags", barrierShm,
               [](const CallShape&, const CostModel& m) { return shmCost(m, 1, 0); }, onOneNode},
+    // ---- the vector collectives: only allgatherv's and reduce_scatter's sizes are known to
+    // every rank (the mean block); alltoallv, gatherv and scatterv are selected on the team
+    // size alone (their shapes have 0 bytes) ----
+    OVERPASS_PMPI(kAllgatherv),
+    Algorithm{kAllgatherv, "ring", "p-1 steps around a ring, one block per step, empty ones skipped",
+              allgathervRing,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (m.alpha + c.bytes * m.beta);
+              }},
+    OVERPASS_PMPI(kAlltoallv),
+    Algorithm{kAlltoallv, "pairwise", "p-1 exchanges with r+s / r-s, empty blocks skipped",
+              alltoallvPairwise,
+              [](const CallShape& c, const CostModel& m) { return (pOf(c) - 1) * m.alpha; }},
+    OVERPASS_PMPI(kGatherv),
+    Algorithm{kGatherv, "linear", "every rank sends its block to the root", gathervLinear,
+              [](const CallShape& c, const CostModel& m) { return (pOf(c) - 1) * m.alpha; }},
+    OVERPASS_PMPI(kScatterv),
+    Algorithm{kScatterv, "linear", "the root sends every rank its block", scattervLinear,
+              [](const CallShape& c, const CostModel& m) { return (pOf(c) - 1) * m.alpha; }},
+    OVERPASS_PMPI(kReduceScatter),
+    Algorithm{kReduceScatter, "ring",
+              "p-1 steps around a ring, each reducing one block into the travelling partial sum",
+              reduceScatterRing,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (m.alpha + c.bytes * (m.beta + m.gamma));
+              }},
+    Algorithm{kReduceScatter, "rank_order",
+              "one round: every block to its owner, combined there in rank order: deterministic "
+              "mode",
+              reduceScatterRankOrder,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (1.5 * m.alpha + c.bytes * (m.beta + m.gamma));
+              },
+              nullptr, true},
+    OVERPASS_PMPI(kScan),
+    Algorithm{kScan, "linear",
+              "the prefix passed along the chain of ranks: rank order, deterministic mode",
+              scanLinear,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (m.alpha + c.bytes * (m.beta + m.gamma));
+              },
+              nullptr, true},
+    Algorithm{kScan, "recursive_doubling",
+              "ceil(log2(p)) rounds, partials from r-2^k combined on the left",
+              scanRecursiveDoubling,
+              [](const CallShape& c, const CostModel& m) {
+                return ceilLog2(c.teamSize) * (m.alpha + c.bytes * (m.beta + m.gamma));
+              }},
+    OVERPASS_PMPI(kExscan),
+    Algorithm{kExscan, "linear",
+              "the prefix passed along the chain of ranks: rank order, deterministic mode",
+              exscanLinear,
+              [](const CallShape& c, const CostModel& m) {
+                return (pOf(c) - 1) * (m.alpha + c.bytes * (m.beta + m.gamma));
+              },
+              nullptr, true},
+    Algorithm{kExscan, "recursive_doubling",
+              "ceil(log2(p)) rounds, partials from r-2^k combined on the left",
+              exscanRecursiveDoubling,
+              [](const CallShape& c, const CostModel& m) {
+                return ceilLog2(c.teamSize) * (m.alpha + c.bytes * (m.beta + m.gamma));
+              }},
 };
 static_assert(kAlgorithms.size() <= kMaxAlgorithms);
 

@@ -387,7 +387,8 @@ TEST(StrictConfig, RanksCompareParsedValuesNotText) {
       {"OVERPASS_COLLS",
        {"^bcast",
         "allreduce,scatter,gather,alltoall,reduce,allgather,"
-        "reduce_scatter_block,barrier",
+        "reduce_scatter_block,barrier,allgatherv,alltoallv,gatherv,scatterv,reduce_scatter,"
+        "scan,exscan",
         "^ BCAST"}},
       {"OVERPASS_COLLS", {"all", "", "ALL"}},
       {"OVERPASS_STATS", {"0", "no", "off", ""}},

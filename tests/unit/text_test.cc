@@ -124,7 +124,8 @@ TEST(Text, JoinedAtCompileTime) {
 TEST(CollectiveList, NamesAndVariablesComeFromTheOneList) {
   EXPECT_EQ(kCollectiveList,
             "allreduce, bcast, scatter, gather, alltoall, reduce, allgather, "
-            "reduce_scatter_block, barrier");
+            "reduce_scatter_block, barrier, allgatherv, alltoallv, gatherv, scatterv, "
+            "reduce_scatter, scan, exscan");
   const ConfigVar* colls = nullptr;
   std::size_t forced = 0;
   for (const ConfigVar& v : configVars()) {
@@ -146,8 +147,9 @@ TEST(CollectiveList, NamesAndVariablesComeFromTheOneList) {
   ASSERT_NE(colls, nullptr);
   EXPECT_EQ(colls->accepted,
             "all or none alone, or a comma-separated list of allreduce, bcast, scatter, gather, "
-            "alltoall, reduce, allgather, reduce_scatter_block, barrier (each once); a leading "
-            "^ excludes the listed ones");
+            "alltoall, reduce, allgather, reduce_scatter_block, barrier, allgatherv, alltoallv, "
+            "gatherv, scatterv, reduce_scatter, scan, exscan (each once); a leading ^ excludes "
+            "the listed ones");
 }
 
 }  // namespace

@@ -1,0 +1,51 @@
+// Scan and exscan along the chain of ranks: rank r receives the prefix x0 op ... op x(r-1) from
+// r - 1, combines its own input on the right and passes the new prefix to r + 1. Every prefix is
+// the left fold in rank order, ((x0 op x1) op x2) ...: the bits of every rank-order algorithm
+// (deterministic mode), and any operation, commutative or not.
+// Cost: (p - 1) (alpha + n beta + n gamma) on the critical path.
+// Preconditions: none (in place: sendbuf == recvbuf).
+// Result: scan: x0 op ... op xr at recvbuf of rank r; exscan: x0 op ... op x(r-1), rank 0's
+// recvbuf untouched.
+#include <cstring>
+
+#include "coll/algorithms.h"
+#include "kernels/reduce_kernels.h"
+
+namespace overpass {
+namespace {
+
+Status prefixChain(const CollArgs& args, Team& team, bool inclusive) {
+  const int rank = team.rank(), size = team.size();
+  const int tag = static_cast<int>(args.coll);
+  const std::size_t n = args.bytes;
+  if (n == 0) return Status::kOk;
+  if (rank == 0) {
+    if (inclusive && args.recvbuf != args.sendbuf) std::memcpy(args.recvbuf, args.sendbuf, n);
+    return size > 1 ? team.transport.send(args.sendbuf, n, 1, tag) : Status::kOk;
+  }
+  auto* before = static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming, n));
+  OVERPASS_CHECK(team.transport.recv(before, n, rank - 1, tag));
+  const bool last = rank == size - 1;
+  if (!inclusive && last) {  // nothing to pass on: the result is the prefix received
+    std::memcpy(args.recvbuf, before, n);
+    return Status::kOk;
+  }
+  // The new prefix, before x_r is overwritten in place: in recvbuf for scan, else in scratch.
+  auto* prefix = inclusive ? static_cast<unsigned char*>(args.recvbuf)
+                           : static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPartial, n));
+  reduceInto(before, args.sendbuf, prefix, args.count, args.type, args.op, args.user);
+  if (!inclusive) std::memcpy(args.recvbuf, before, n);
+  return last ? Status::kOk : team.transport.send(prefix, n, rank + 1, tag);
+}
+
+}  // namespace
+
+Status scanLinear(const CollArgs& args, Team& team) {
+  return prefixChain(args, team, true);
+}
+
+Status exscanLinear(const CollArgs& args, Team& team) {
+  return prefixChain(args, team, false);
+}
+
+}  // namespace overpass

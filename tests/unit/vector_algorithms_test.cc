@@ -1,0 +1,294 @@
+// The vector collectives and the scans against serial references, on teams of threads over the
+// loopback transport: random irregular counts with zeros (on some ranks and on all), blocks in a
+// shuffled order with gaps that must stay untouched, every root, in place and not; the scans on
+// a non-commutative operation, whose order every algorithm must keep.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "coll/select/registry.h"
+#include "kernels/reduce_kernels.h"
+#include "loopback_team.h"
+
+namespace overpass {
+namespace {
+
+using test::runTeam;
+
+constexpr unsigned char kGarbage = 0xEE;
+
+std::vector<const Algorithm*> algorithmsOf(Collective coll) {
+  std::vector<const Algorithm*> out;
+  for (const Algorithm& a : algorithms())
+    if (a.coll == coll && a.kind == AlgorithmKind::kHost) out.push_back(&a);
+  return out;
+}
+
+// Element i of rank r's block for rank q (int32).
+std::int32_t value(int r, int q, std::size_t i) {
+  return static_cast<std::int32_t>(r * 1000003 + q * 7919 + static_cast<int>(i) * 31 + 1);
+}
+
+// Per-rank counts in elements: random in [0, 40] with about a third zero; pattern 1: all zero.
+std::vector<std::size_t> randomCounts(int p, unsigned seed, int pattern) {
+  std::mt19937 gen(seed);
+  std::vector<std::size_t> c(p);
+  for (auto& x : c) x = pattern == 1 ? 0 : (gen() % 3 == 0 ? 0 : gen() % 41);
+  return c;
+}
+
+// Byte offsets of blocks of `counts` int32 elements, placed in a shuffled order with gaps.
+struct Layout {
+  std::vector<std::size_t> bytes;
+  std::vector<std::ptrdiff_t> offset;
+  std::size_t span = 0;
+  BlockLayout view() const { return {bytes.data(), offset.data()}; }
+};
+Layout shuffled(const std::vector<std::size_t>& counts, unsigned seed) {
+  const int p = static_cast<int>(counts.size());
+  std::mt19937 gen(seed);
+  std::vector<int> order(p);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), gen);
+  Layout l;
+  l.bytes.resize(p);
+  l.offset.resize(p);
+  for (int q : order) {
+    l.span += (gen() % 3) * sizeof(std::int32_t);  // a gap
+    l.offset[q] = static_cast<std::ptrdiff_t>(l.span);
+    l.bytes[q] = counts[q] * sizeof(std::int32_t);
+    l.span += l.bytes[q];
+  }
+  l.span += sizeof(std::int32_t);
+  return l;
+}
+
+// Writes `n` values of (r, q) at `at`.
+void fill(unsigned char* at, int r, int q, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int32_t v = value(r, q, i);
+    std::memcpy(at + i * sizeof v, &v, sizeof v);
+  }
+}
+
+// Whether `buf` holds (r_of(q), q)'s values in every block of `l` and garbage elsewhere.
+template <class Source>
+void expectBlocks(const std::vector<unsigned char>& buf, const Layout& l, Source source,
+                  const char* what) {
+  std::vector<unsigned char> want(buf.size(), kGarbage);
+  for (std::size_t q = 0; q < l.bytes.size(); ++q) {
+    const auto [r, k] = source(static_cast<int>(q));
+    fill(want.data() + l.offset[q], r, k, l.bytes[q] / sizeof(std::int32_t));
+  }
+  EXPECT_EQ(buf, want) << what;
+}
+
+TEST(VectorAlgorithms, AllgathervIrregularShuffledInAndOutOfPlace) {
+  for (const Algorithm* alg : algorithmsOf(Collective::kAllgatherv))
+    for (int p : {1, 2, 3, 4, 5, 7})
+      for (int pattern : {0, 1})
+        for (bool inPlace : {false, true}) {
+          const auto counts = randomCounts(p, 11u * p + pattern, pattern);
+          const Layout l = shuffled(counts, 5u * p);
+          runTeam(p, [&](Team& team) {
+            const int r = team.rank();
+            std::vector<unsigned char> out(l.span, kGarbage), in(l.bytes[r] + 1);
+            CollArgs a;
+            a.coll = Collective::kAllgatherv;
+            a.recvbuf = out.data();
+            a.recvBlocks = l.view();
+            a.bytes = l.bytes[r];
+            if (inPlace) {
+              fill(out.data() + l.offset[r], r, 0, counts[r]);
+              a.sendbuf = out.data() + l.offset[r];
+            } else {
+              fill(in.data(), r, 0, counts[r]);
+              a.sendbuf = in.data();
+            }
+            ASSERT_EQ(alg->run(a, team), Status::kOk) << alg->name;
+            expectBlocks(out, l, [](int q) { return std::pair{q, 0}; }, alg->name.data());
+          });
+        }
+}
+
+TEST(VectorAlgorithms, AlltoallvEachRankKnowsOnlyItsOwnCounts) {
+  for (const Algorithm* alg : algorithmsOf(Collective::kAlltoallv))
+    for (int p : {1, 2, 3, 4, 5, 7})
+      for (int pattern : {0, 1}) {
+        // counts[s][d]: elements rank s sends to rank d.
+        std::vector<std::vector<std::size_t>> counts(p);
+        for (int s = 0; s < p; ++s) counts[s] = randomCounts(p, 97u * s + p + pattern, pattern);
+        runTeam(p, [&](Team& team) {
+          const int r = team.rank();
+          std::vector<std::size_t> from(p);
+          for (int s = 0; s < p; ++s) from[s] = counts[s][r];
+          const Layout send = shuffled(counts[r], 3u * r + 1), recv = shuffled(from, 7u * r + 2);
+          std::vector<unsigned char> in(send.span, kGarbage), out(recv.span, kGarbage);
+          for (int d = 0; d < p; ++d) fill(in.data() + send.offset[d], r, d, counts[r][d]);
+          CollArgs a;
+          a.coll = Collective::kAlltoallv;
+          a.sendbuf = in.data();
+          a.recvbuf = out.data();
+          a.sendBlocks = send.view();
+          a.recvBlocks = recv.view();
+          ASSERT_EQ(alg->run(a, team), Status::kOk) << alg->name;
+          expectBlocks(out, recv, [r](int s) { return std::pair{s, r}; }, alg->name.data());
+        });
+      }
+}
+
+TEST(VectorAlgorithms, GathervAndScattervEveryRootInAndOutOfPlace) {
+  for (Collective coll : {Collective::kGatherv, Collective::kScatterv})
+    for (const Algorithm* alg : algorithmsOf(coll))
+      for (int p : {1, 2, 3, 4, 6})
+        for (int root = 0; root < p; ++root)
+          for (bool inPlace : {false, true}) {
+            const auto counts = randomCounts(p, 31u * p + root, root == 1 && p > 3);
+            const Layout l = shuffled(counts, 13u * p + root);
+            runTeam(p, [&](Team& team) {
+              const int r = team.rank();
+              const bool isRoot = r == root, here = isRoot && inPlace;
+              std::vector<unsigned char> whole(isRoot ? l.span : 0, kGarbage);
+              std::vector<unsigned char> mine(l.bytes[r] + 1, kGarbage);
+              CollArgs a;
+              a.coll = coll;
+              a.root = root;
+              a.bytes = l.bytes[r];
+              if (coll == Collective::kGatherv) {
+                fill(here ? whole.data() + l.offset[r] : mine.data(), r, 0, counts[r]);
+                a.sendbuf = here ? whole.data() + l.offset[r] : mine.data();
+                if (isRoot) {
+                  a.recvbuf = whole.data();
+                  a.recvBlocks = l.view();
+                }
+              } else {
+                if (isRoot) {
+                  for (int q = 0; q < p; ++q) fill(whole.data() + l.offset[q], root, q, counts[q]);
+                  a.sendbuf = whole.data();
+                  a.sendBlocks = l.view();
+                }
+                a.recvbuf = here ? whole.data() + l.offset[r] : mine.data();
+              }
+              ASSERT_EQ(alg->run(a, team), Status::kOk) << alg->name;
+              if (coll == Collective::kGatherv) {
+                if (isRoot)
+                  expectBlocks(whole, l, [](int q) { return std::pair{q, 0}; }, alg->name.data());
+              } else if (!here) {
+                std::vector<unsigned char> want(mine.size(), kGarbage);
+                fill(want.data(), root, r, counts[r]);
+                EXPECT_EQ(mine, want) << alg->name << " p=" << p << " root " << root;
+              }
+            });
+          }
+}
+
+TEST(VectorAlgorithms, ReduceScatterUnevenBlocksInt32SumAndRankOrderBits) {
+  for (const Algorithm* alg : algorithmsOf(Collective::kReduceScatter))
+    for (int p : {1, 2, 3, 4, 5, 7})
+      for (int pattern : {0, 1}) {
+        const auto counts = randomCounts(p, 41u * p + pattern, pattern);
+        const std::size_t all = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+        std::vector<std::size_t> bytes(p);
+        std::vector<std::ptrdiff_t> offset(p);
+        std::size_t at = 0;
+        for (int q = 0; q < p; ++q) {
+          bytes[q] = counts[q] * sizeof(double);
+          offset[q] = static_cast<std::ptrdiff_t>(at);
+          at += bytes[q];
+        }
+        // Doubles whose sum depends on the order: rank order's bits must be the left fold's.
+        auto input = [](int r, std::size_t i) { return (r % 2 ? 1e16 : 1.0) + r * 0.1 + i; };
+        runTeam(p, [&](Team& team) {
+          const int r = team.rank();
+          std::vector<double> in(all + 1), out(counts[r] + 1, -1.0);
+          for (std::size_t i = 0; i < all; ++i) in[i] = input(r, i);
+          CollArgs a;
+          a.coll = Collective::kReduceScatter;
+          a.sendbuf = in.data();
+          a.recvbuf = out.data();
+          a.count = all;
+          a.bytes = all * sizeof(double);
+          a.type = DataType::kDouble;
+          a.op = ReduceOp::kSum;
+          a.recvBlocks = {bytes.data(), offset.data()};
+          ASSERT_EQ(alg->run(a, team), Status::kOk) << alg->name;
+          const std::size_t first = static_cast<std::size_t>(offset[r]) / sizeof(double);
+          for (std::size_t i = 0; i < counts[r]; ++i) {
+            double want = input(0, first + i);
+            for (int q = 1; q < p; ++q) want += input(q, first + i);
+            if (alg->rankOrder)
+              EXPECT_EQ(out[i], want) << alg->name << " p=" << p << " rank " << r << " i " << i;
+            else
+              EXPECT_DOUBLE_EQ(out[i], want) << alg->name << " p=" << p << " rank " << r;
+          }
+          EXPECT_EQ(out[counts[r]], -1.0) << alg->name << ": wrote past its block";
+        });
+      }
+}
+
+// x -> m x + c composed left to right: associative, not commutative.
+struct Affine {
+  std::int64_t m, c;
+};
+void compose(const void* in, void* inout, std::size_t count, void*) {
+  const auto* a = static_cast<const Affine*>(in);
+  auto* b = static_cast<Affine*>(inout);
+  for (std::size_t i = 0; i < count; ++i)
+    b[i] = {static_cast<std::int64_t>(static_cast<std::uint64_t>(a[i].m) * b[i].m),
+            static_cast<std::int64_t>(static_cast<std::uint64_t>(a[i].c) * b[i].m + b[i].c)};
+}
+
+TEST(VectorAlgorithms, ScanAndExscanKeepRankOrderOnANonCommutativeOperation) {
+  const UserReduce user{compose, nullptr, false, sizeof(Affine)};
+  for (Collective coll : {Collective::kScan, Collective::kExscan})
+    for (const Algorithm* alg : algorithmsOf(coll))
+      for (int p : {1, 2, 3, 4, 5, 7, 8, 9})
+        for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}})
+          for (bool inPlace : {false, true}) {
+            auto x = [](int r, std::size_t i) {
+              return Affine{r + 2 + static_cast<std::int64_t>(i), 3 * r - 1};
+            };
+            runTeam(p, [&](Team& team) {
+              const int r = team.rank();
+              std::vector<Affine> in(n + 1), out(n + 1, Affine{-7, -7});
+              for (std::size_t i = 0; i < n; ++i) in[i] = x(r, i);
+              if (inPlace) out = in, out[n] = {-7, -7};
+              CollArgs a;
+              a.coll = coll;
+              a.sendbuf = inPlace ? static_cast<const void*>(out.data()) : in.data();
+              a.recvbuf = out.data();
+              a.count = n;
+              a.bytes = n * sizeof(Affine);
+              a.type = DataType::kByte;
+              a.op = ReduceOp::kUser;
+              a.user = &user;
+              ASSERT_EQ(alg->run(a, team), Status::kOk) << alg->name;
+              const int last = coll == Collective::kScan ? r : r - 1;
+              for (std::size_t i = 0; i < n; ++i) {
+                if (last < 0) {  // exscan's rank 0: untouched
+                  const Affine before = inPlace ? x(0, i) : Affine{-7, -7};
+                  EXPECT_EQ(out[i].m, before.m) << alg->name << " rank 0 written";
+                  EXPECT_EQ(out[i].c, before.c) << alg->name << " rank 0 written";
+                  continue;
+                }
+                Affine want = x(0, i);
+                for (int q = 1; q <= last; ++q) {
+                  Affine next = x(q, i);
+                  compose(&want, &next, 1, nullptr);
+                  want = next;
+                }
+                EXPECT_EQ(out[i].m, want.m) << alg->name << " p=" << p << " rank " << r;
+                EXPECT_EQ(out[i].c, want.c) << alg->name << " p=" << p << " rank " << r;
+              }
+              EXPECT_EQ(out[n].m, -7) << alg->name << ": wrote past the vector";
+            });
+          }
+}
+
+}  // namespace
+}  // namespace overpass
