@@ -210,8 +210,9 @@ double busFactor(Coll c, int np) {
       return (n - 1) / n;
     case Coll::kBcast:
     case Coll::kReduce:
-    case Coll::kScan:  // no nccl-tests convention: each rank's vector crosses one link, as in
-                       // reduce
+    // Scan and exscan have no nccl-tests convention: each rank's vector crosses one link, as in
+    // reduce.
+    case Coll::kScan:
     case Coll::kExscan:
       return 1.0;
     case Coll::kBarrier:
