@@ -154,10 +154,13 @@ def main():
 
         # overpass-bench (an MPI program: one rank)
         mpi = [a.mpiexec, "--oversubscribe", "-np", "1", bench]
-        check_help(mpi + ["--help"], ["--minbytes", "--maxbytes", "--stepfactor", "--coll"], env,
+        check_help(mpi + ["--help"], ["--minbytes", "--maxbytes", "--stepfactor", "--coll",
+                                      "allgatherv", "exscan", "--counts", "half-zero"], env,
                    marks)
         for args, name in [(["-b", "abc"], "'abc'"), (["-e", "0"], "--maxbytes 0"),
                            (["-f", "1"], "--stepfactor"), (["--coll", "foo"], "'foo'"),
+                           (["--coll", "scan,gatherv,foo"], "'scan,gatherv,foo'"),
+                           (["--counts", "lopsided"], "lopsided"), (["--counts"], "--counts"),
                            (["--bogus"], "--bogus"), (["--netdev", "nosuch0"], "nosuch0")]:
             check_bad(mpi + args, [name], env, marks)
 
@@ -194,6 +197,7 @@ def main():
         for h in ["--help", "-h"]:
             check_help([compare, h], ["--np", "--coll", "--minbytes", "--maxbytes",
                                       "--stepfactor", "--iters", "--warmup", "--reps",
+                                      "--counts", "half-zero", "alltoallv",
                                       "--configs", "--no-build", "@ALGORITHM", "ompi",
                                       "overpass-off", "--hosts", "--ranks-per-host",
                                       "--placement", "--rate", "--burst", "--rig"], sandbox,
@@ -208,6 +212,9 @@ def main():
                             (["--reps", "0"], ["--reps", "'0'"]),
                             (["--reps", "x"], ["--reps", "'x'"]),
                             (["--coll", "foo"], ["'foo'"]),
+                            (["--counts", "lopsided"], ["--counts", "'lopsided'"]),
+                            (["--counts", "skewed", "--coll", "allreduce,scan"],
+                             ["--counts", "'skewed'", "allreduce,scan"]),
                             (["--configs", "ompi,bogus"], ["'bogus'", "overpass-off"]),
                             (["--configs", "ompi,@nosuch"], ["'nosuch'", "allreduce", "@ring"]),
                             (["--coll", "bcast", "--configs", "ompi,@ring"], ["'ring'", "bcast"]),

@@ -2,7 +2,8 @@
 // the OSU micro-benchmarks. It links only MPI, so the same binary run with and without
 // LD_PRELOAD=liboverpass.so compares Overpass with the MPI library's own collectives. Sizes
 // follow nccl-tests; with -c 1 every (collective, size, in-place mode) is followed by one call on
-// fresh data whose result each rank checks exactly against values it regenerates locally.
+// fresh data whose result each rank checks exactly against values it regenerates locally. The
+// v-collectives take their per-rank counts from a pattern (--counts) every rank derives alike.
 #include <mpi.h>
 
 #include <algorithm>
@@ -146,7 +147,14 @@ enum class Coll {
   kAllgather,
   kAlltoall,
   kReduceScatterBlock,
-  kBarrier
+  kBarrier,
+  kAllgatherv,
+  kAlltoallv,
+  kGatherv,
+  kScatterv,
+  kReduceScatter,
+  kScan,
+  kExscan
 };
 
 struct CollInfo {
@@ -156,19 +164,27 @@ struct CollInfo {
   bool rooted;
   bool hasInPlace;  // MPI defines an MPI_IN_PLACE form
   bool blocks;      // the size is split into one block per rank
+  bool varies;      // per-rank counts (the v-collectives and reduce_scatter): --counts applies
 };
 
 // The order of --coll all.
 constexpr CollInfo kColls[] = {
-    {Coll::kAllreduce, "allreduce", true, false, true, false},
-    {Coll::kBcast, "bcast", false, true, false, false},
-    {Coll::kReduce, "reduce", true, true, true, false},
-    {Coll::kScatter, "scatter", false, true, true, true},
-    {Coll::kGather, "gather", false, true, true, true},
-    {Coll::kAllgather, "allgather", false, false, true, true},
-    {Coll::kAlltoall, "alltoall", false, false, true, true},
-    {Coll::kReduceScatterBlock, "reduce_scatter_block", true, false, true, true},
-    {Coll::kBarrier, "barrier", false, false, false, false},
+    {Coll::kAllreduce, "allreduce", true, false, true, false, false},
+    {Coll::kBcast, "bcast", false, true, false, false, false},
+    {Coll::kReduce, "reduce", true, true, true, false, false},
+    {Coll::kScatter, "scatter", false, true, true, true, false},
+    {Coll::kGather, "gather", false, true, true, true, false},
+    {Coll::kAllgather, "allgather", false, false, true, true, false},
+    {Coll::kAlltoall, "alltoall", false, false, true, true, false},
+    {Coll::kReduceScatterBlock, "reduce_scatter_block", true, false, true, true, false},
+    {Coll::kBarrier, "barrier", false, false, false, false, false},
+    {Coll::kAllgatherv, "allgatherv", false, false, true, true, true},
+    {Coll::kAlltoallv, "alltoallv", false, false, true, true, true},
+    {Coll::kGatherv, "gatherv", false, true, true, true, true},
+    {Coll::kScatterv, "scatterv", false, true, true, true, true},
+    {Coll::kReduceScatter, "reduce_scatter", true, false, true, true, true},
+    {Coll::kScan, "scan", true, false, true, false, false},
+    {Coll::kExscan, "exscan", true, false, true, false, false},
 };
 
 const CollInfo& collInfo(Coll c) {
@@ -186,9 +202,18 @@ double busFactor(Coll c, int np) {
     case Coll::kAllgather:
     case Coll::kAlltoall:
     case Coll::kReduceScatterBlock:
+    case Coll::kAllgatherv:
+    case Coll::kAlltoallv:
+    case Coll::kGatherv:
+    case Coll::kScatterv:
+    case Coll::kReduceScatter:
       return (n - 1) / n;
     case Coll::kBcast:
     case Coll::kReduce:
+    // Scan and exscan have no nccl-tests convention: each rank's vector crosses one link, as in
+    // reduce.
+    case Coll::kScan:
+    case Coll::kExscan:
       return 1.0;
     case Coll::kBarrier:
       break;
@@ -196,17 +221,78 @@ double busFactor(Coll c, int np) {
   return 0.0;
 }
 
-// One size of one collective, in nccl-tests terms.
+// Count patterns (--counts) of the collectives with per-rank counts. Every rank derives every
+// rank's counts from the pattern, so no call exchanges them. In blocks of the uniform pattern:
+// - uniform: every rank's block is one block;
+// - skewed: one rank's block is kSkew blocks, the others' one: in gatherv and scatterv the rank
+//   after the root, (root + 1) mod np, so that the large block crosses between ranks; rank 0 in
+//   the others (alltoallv: every block it sends and every block sent to it);
+// - half-zero: the ranks at an odd distance from the root (gatherv, scatterv) or from rank 0 (the
+//   others) have no elements (alltoallv: they send none and are sent none), the others one block.
+// Alltoallv's counts are symmetric (rank i sends rank j what j sends i), so that its in-place form
+// is defined for every pattern.
+enum class CountPattern { kUniform, kSkewed, kHalfZero };
+
+constexpr const char* kPatternNames[] = {"uniform", "skewed", "half-zero"};
+constexpr std::size_t kSkew = 10;
+
+struct Pattern {
+  CountPattern kind = CountPattern::kUniform;
+  int np = 1;
+  int heavy = 0;   // skewed: the rank with kSkew blocks
+  int origin = 0;  // half-zero: the distance is counted from this rank
+
+  // Blocks of rank r: its contribution (allgatherv, gatherv), its share (scatterv,
+  // reduce_scatter).
+  std::size_t weight(int r) const {
+    switch (kind) {
+      case CountPattern::kUniform:
+        break;
+      case CountPattern::kSkewed:
+        return r == heavy ? kSkew : 1;
+      case CountPattern::kHalfZero:
+        return (r - origin + np) % np % 2 ? 0 : 1;
+    }
+    return 1;
+  }
+  // Blocks rank i sends rank j in alltoallv (symmetric).
+  std::size_t pair(int i, int j) const {
+    if (kind == CountPattern::kSkewed) return i == heavy || j == heavy ? kSkew : 1;
+    return weight(i) * weight(j);
+  }
+};
+
+Pattern makePattern(CountPattern kind, Coll c, int root, int np) {
+  Pattern p;
+  p.kind = kind;
+  p.np = np;
+  if (collInfo(c).rooted) {
+    p.heavy = (root + 1) % np;
+    p.origin = root;
+  }
+  return p;
+}
+
+// One size of one collective, in nccl-tests terms. The v-collectives have the size of their
+// block counterparts in the uniform pattern (allgatherv: allgather's, reduce_scatter:
+// reduce_scatter_block's); scan and exscan that of allreduce (the vector of each rank).
 struct Shape {
   std::size_t bytes = 0;      // the reported size
   std::size_t count = 0;      // bytes / type size
-  std::size_t block = 0;      // the MPI count argument
-  std::size_t sendBytes = 0;  // span of the send buffer on the rank that uses most
-  std::size_t recvBytes = 0;  // span of the receive buffer (in-place forms included)
+  std::size_t block = 0;      // the MPI count argument (per-rank counts: the uniform block)
+  std::size_t sendBytes = 0;  // span of the send buffer on the rank that uses most (per-rank
+  std::size_t recvBytes = 0;  // counts: on this rank); of the receive buffer (in-place included)
+  double dataBytes = 0;       // what algbw divides: bytes, or what the count pattern moves
+  bool fits = true;           // false: a count or displacement beyond MPI's int
+  // Per-rank counts: this rank's counts and displacements, per rank (alltoallv: those of its row,
+  // sent and received alike), in elements.
+  std::vector<int> counts;
+  std::vector<int> displs;
 };
 
 // Empty when the size holds no element (per rank, for the block collectives).
-std::optional<Shape> makeShape(Coll c, std::size_t requested, std::size_t typeSize, int np) {
+std::optional<Shape> makeShape(Coll c, std::size_t requested, std::size_t typeSize, int np,
+                               int rank, const Pattern& pattern) {
   Shape s;
   if (c == Coll::kBarrier) return s;
   const std::size_t n = static_cast<std::size_t>(np);
@@ -216,13 +302,57 @@ std::optional<Shape> makeShape(Coll c, std::size_t requested, std::size_t typeSi
     s.block = s.count;
     s.bytes = s.count * typeSize;
     s.sendBytes = s.recvBytes = s.bytes;
+    s.dataBytes = static_cast<double>(s.bytes);
     return s;
   }
   s.block = requested / typeSize / n;
   if (s.block == 0) return std::nullopt;
   s.count = s.block * n;
   s.bytes = s.count * typeSize;
+  s.dataBytes = static_cast<double>(s.bytes);
   const std::size_t blockBytes = s.block * typeSize;
+  if (collInfo(c).varies) {
+    constexpr std::size_t kIntMax = std::numeric_limits<int>::max();
+    const bool pairs = c == Coll::kAlltoallv;
+    std::size_t total = 0;  // elements of this rank's counts
+    for (int r = 0; r < np; ++r) {
+      const std::size_t elems = s.block * (pairs ? pattern.pair(rank, r) : pattern.weight(r));
+      s.counts.push_back(static_cast<int>(std::min(elems, kIntMax)));
+      s.displs.push_back(static_cast<int>(std::min(total, kIntMax)));
+      total += elems;
+    }
+    // The largest total of any rank decides alike everywhere whether the size fits.
+    std::size_t largest = total;
+    if (pairs) {
+      double moved = 0;
+      for (int i = 0; i < np; ++i) {
+        std::size_t row = 0;
+        for (int j = 0; j < np; ++j) row += s.block * pattern.pair(i, j);
+        largest = std::max(largest, row);
+        moved += static_cast<double>(row);
+      }
+      s.dataBytes = moved / np * static_cast<double>(typeSize);  // per rank, as alltoall's
+    } else {
+      s.dataBytes = static_cast<double>(total * typeSize);
+    }
+    s.fits = largest <= kIntMax;
+    const std::size_t mine = static_cast<std::size_t>(s.counts[rank]) * typeSize;
+    switch (c) {
+      case Coll::kAllgatherv:
+      case Coll::kGatherv:
+        s.sendBytes = mine;
+        s.recvBytes = total * typeSize;
+        break;
+      case Coll::kScatterv:
+        s.sendBytes = total * typeSize;
+        s.recvBytes = mine;
+        break;
+      default:  // alltoallv; reduce_scatter (whose in-place form needs the whole vector)
+        s.sendBytes = s.recvBytes = total * typeSize;
+        break;
+    }
+    return s;
+  }
   switch (c) {
     case Coll::kScatter:
       s.sendBytes = s.bytes;
@@ -248,11 +378,14 @@ struct Call {
   int root;
   int rank;
   int count;
+  const int* counts;  // per-rank counts: those of the Shape
+  const int* displs;
 };
 
 // The call under test. Buffers that MPI ignores on this rank are passed as NULL.
 void invoke(const Call& k, void* send, void* recv) {
   const bool isRoot = k.rank == k.root;
+  void* const sendOrInPlace = k.inPlace ? MPI_IN_PLACE : send;
   switch (k.coll) {
     case Coll::kAllreduce:
       MPI_Allreduce(k.inPlace ? MPI_IN_PLACE : send, recv, k.count, k.type, k.op, kComm);
@@ -283,6 +416,32 @@ void invoke(const Call& k, void* send, void* recv) {
       break;
     case Coll::kBarrier:
       MPI_Barrier(kComm);
+      break;
+    case Coll::kAllgatherv:
+      MPI_Allgatherv(sendOrInPlace, k.counts[k.rank], k.type, recv, k.counts, k.displs, k.type,
+                     kComm);
+      break;
+    case Coll::kAlltoallv:
+      MPI_Alltoallv(sendOrInPlace, k.counts, k.displs, k.type, recv, k.counts, k.displs, k.type,
+                    kComm);
+      break;
+    case Coll::kGatherv:
+      MPI_Gatherv(k.inPlace && isRoot ? MPI_IN_PLACE : send, k.counts[k.rank], k.type,
+                  isRoot ? recv : nullptr, k.counts, k.displs, k.type, k.root, kComm);
+      break;
+    case Coll::kScatterv:
+      MPI_Scatterv(isRoot ? send : nullptr, k.counts, k.displs, k.type,
+                   k.inPlace && isRoot ? MPI_IN_PLACE : recv, k.counts[k.rank], k.type, k.root,
+                   kComm);
+      break;
+    case Coll::kReduceScatter:
+      MPI_Reduce_scatter(sendOrInPlace, recv, k.counts, k.type, k.op, kComm);
+      break;
+    case Coll::kScan:
+      MPI_Scan(sendOrInPlace, recv, k.count, k.type, k.op, kComm);
+      break;
+    case Coll::kExscan:
+      MPI_Exscan(sendOrInPlace, recv, k.count, k.type, k.op, kComm);
       break;
   }
 }
@@ -518,6 +677,7 @@ struct Options {
   int root = 0;
   int check = 1;
   std::string coll = "allreduce";
+  std::string counts = "uniform";  // --counts: the pattern of the per-rank counts
   int inPlace = 0;
   bool cold = false;
   std::string memory = "host";
@@ -638,19 +798,20 @@ struct Cell {
 
 class Bench {
  public:
-  Bench(const Options& o, const TypeInfo& type, const OpInfo& op, Memory& memory, BufferPool& pool,
-        int rank, int np)
+  Bench(const Options& o, const TypeInfo& type, const OpInfo& op, CountPattern pattern,
+        Memory& memory, BufferPool& pool, std::size_t stagingBytes, int rank, int np)
       : o_(o),
         type_(type),
         op_(op),
+        pattern_(pattern),
         memory_(memory),
         pool_(pool),
         rank_(rank),
         np_(np),
         moveModel_(makeValueModel(type, std::nullopt, np)),
         reduceModel_(makeValueModel(type, op.op, np)),
-        hostSend_(o.maxBytes + sizeof(double)),
-        hostRecv_(o.maxBytes + sizeof(double)) {}
+        hostSend_(stagingBytes + sizeof(double)),
+        hostRecv_(stagingBytes + sizeof(double)) {}
 
   // Runs every selected collective; returns the exit status on rank 0.
   int run(const std::vector<Coll>& colls, const std::vector<std::size_t>& sizes);
@@ -670,6 +831,7 @@ class Bench {
   const Options& o_;
   const TypeInfo& type_;
   const OpInfo& op_;
+  const CountPattern pattern_;
   Memory& memory_;
   BufferPool& pool_;
   const int rank_;
@@ -733,6 +895,27 @@ std::int64_t Bench::checkOnce(const Call& k, const Shape& s) {
     for (std::size_t i = 0; i < elems; ++i) wrong += hr[i] != static_cast<T>(expectedAt(i)) ? 1 : 0;
     return wrong;
   };
+  // Per-rank counts: the elements of all ranks' blocks, rank r's at displs[r], and the rank whose
+  // block holds element i (the last with displs[r] <= i: a rank without elements shares its
+  // displacement with the next one).
+  const std::size_t all = s.counts.empty() ? 0
+                                           : static_cast<std::size_t>(s.displs.back()) +
+                                                 static_cast<std::size_t>(s.counts.back());
+  auto ownerOf = [&](std::size_t i) {
+    return static_cast<int>(
+               std::upper_bound(s.displs.begin(), s.displs.end(), static_cast<long long>(i)) -
+               s.displs.begin()) -
+           1;
+  };
+  auto offsetIn = [&](std::size_t i) { return i - static_cast<std::size_t>(s.displs[ownerOf(i)]); };
+  const std::size_t meCount = s.counts.empty() ? 0 : static_cast<std::size_t>(s.counts[me]);
+  const std::size_t meDispl = s.displs.empty() ? 0 : static_cast<std::size_t>(s.displs[me]);
+  // The prefix of ranks 0..last (scan: last = me; exscan: me - 1) at index i.
+  auto prefix = [&](int last, std::size_t i) {
+    std::int64_t acc = data(0, i);
+    for (int r = 1; r <= last; ++r) acc = combine(op_.op, acc, data(r, i));
+    return acc;
+  };
 
   switch (k.coll) {
     case Coll::kAllreduce:
@@ -778,6 +961,41 @@ std::int64_t Bench::checkOnce(const Call& k, const Shape& s) {
       break;
     case Coll::kBarrier:
       return 0;
+    case Coll::kAllgatherv:
+    case Coll::kGatherv: {
+      const bool significant = k.coll == Coll::kAllgatherv || isRoot;
+      if (k.inPlace && significant) {
+        stageRecv(all, [&](std::size_t i) {
+          return i >= meDispl && i < meDispl + meCount ? mine(i - meDispl) : sentinel;
+        });
+      } else {
+        stageSend(meCount, mine);
+        if (significant) stageRecv(all, blank);
+      }
+      break;
+    }
+    case Coll::kScatterv:
+      if (isRoot) stageSend(all, mine);
+      if (!(k.inPlace && isRoot)) stageRecv(meCount, blank);
+      break;
+    case Coll::kAlltoallv:  // this rank's row: what it sends, and as long what it receives
+    case Coll::kReduceScatter:
+      if (k.inPlace) {
+        stageRecv(all, mine);
+      } else {
+        stageSend(all, mine);
+        stageRecv(k.coll == Coll::kAlltoallv ? all : meCount, blank);
+      }
+      break;
+    case Coll::kScan:
+    case Coll::kExscan:
+      if (k.inPlace) {
+        stageRecv(c, mine);
+      } else {
+        stageSend(c, mine);
+        stageRecv(c, blank);
+      }
+      break;
   }
 
   invoke(k, set.send, set.recv);
@@ -810,6 +1028,37 @@ std::int64_t Bench::checkOnce(const Call& k, const Shape& s) {
       wrong += verifyRecv(c, [&](std::size_t i) { return reduced(meBlock + i); });
       break;
     case Coll::kBarrier:
+      break;
+    case Coll::kAllgatherv:
+    case Coll::kGatherv:
+      if (k.coll == Coll::kAllgatherv || isRoot)
+        wrong += verifyRecv(all, [&](std::size_t i) { return data(ownerOf(i), offsetIn(i)); });
+      break;
+    case Coll::kScatterv:
+      if (!(k.inPlace && isRoot))
+        wrong += verifyRecv(meCount, [&](std::size_t i) { return data(root, meDispl + i); });
+      break;
+    case Coll::kAlltoallv: {
+      // From rank j, at this rank's displacement for j: j's elements at j's displacement for this
+      // rank (the sum of what j sends the ranks before it).
+      const Pattern pattern = makePattern(pattern_, k.coll, root, np_);
+      std::vector<std::size_t> fromDispl(n, 0);
+      for (int j = 0; j < np_; ++j)
+        for (int r = 0; r < me; ++r) fromDispl[j] += c * pattern.pair(j, r);
+      wrong += verifyRecv(all, [&](std::size_t i) {
+        const int j = ownerOf(i);
+        return data(j, fromDispl[j] + offsetIn(i));
+      });
+      break;
+    }
+    case Coll::kReduceScatter:
+      wrong += verifyRecv(meCount, [&](std::size_t i) { return reduced(meDispl + i); });
+      break;
+    case Coll::kScan:
+      wrong += verifyRecv(c, [&](std::size_t i) { return prefix(me, i); });
+      break;
+    case Coll::kExscan:  // rank 0's receive buffer is undefined
+      if (me > 0) wrong += verifyRecv(c, [&](std::size_t i) { return prefix(me - 1, i); });
       break;
   }
   if (sendElems > 0) {  // the send buffer is const to MPI
@@ -847,7 +1096,15 @@ int Bench::itersPerBatch(const Call& k, std::size_t span) {
 }
 
 Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
-  const Call k{coll, inPlace, type_.mpi, op_.mpi, o_.root, rank_, static_cast<int>(s.block)};
+  const Call k{coll,
+               inPlace,
+               type_.mpi,
+               op_.mpi,
+               o_.root,
+               rank_,
+               static_cast<int>(s.block),
+               s.counts.data(),
+               s.displs.data()};
   const std::size_t span = std::max(s.sendBytes, s.recvBytes);
   for (int i = 0; i < o_.warmup; ++i) {
     const BufferPool::Set b = pool_.next(span);
@@ -940,7 +1197,7 @@ Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
     cell.maxUs = *std::max_element(means.begin(), means.end());
     cell.slowestUs = median(slowest);
   }
-  cell.algbw = cell.timeUs > 0 ? static_cast<double>(s.bytes) / (cell.timeUs * 1e3) : 0.0;
+  cell.algbw = cell.timeUs > 0 ? s.dataBytes / (cell.timeUs * 1e3) : 0.0;
   cell.busbw = cell.algbw * busFactor(coll, np_);
   return cell;
 }
@@ -1008,6 +1265,15 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
   std::printf("# LD_PRELOAD  : %s\n", preload && *preload ? preload : "(none)");
   std::printf("# np %d  datatype %s  op %s  root %d  iters %d  warmup %d  check %s\n", np_,
               type_.name, op_.name, o_.root, o_.iters, o_.warmup, o_.check ? "on" : "off");
+  const char* patternText[] = {
+      "every rank's block the same",
+      "one rank's block 10x the others' (gatherv, scatterv: the root's next rank; the others: "
+      "rank 0, alltoallv: to and from it)",
+      "the ranks at odd distance from the root (gatherv, scatterv) or rank 0 have no elements"};
+  std::printf(
+      "# counts %s: %s; sizes as in the uniform pattern, algbw from the bytes the pattern moves "
+      "(allgatherv, alltoallv, gatherv, scatterv, reduce_scatter)\n",
+      kPatternNames[static_cast<int>(pattern_)], patternText[static_cast<int>(pattern_)]);
   if (o_.timeBudget > 0)
     std::printf(
         "# timing: about %g s per size and mode, in %d batches (calls per batch from a "
@@ -1077,6 +1343,8 @@ void Bench::record(Coll coll, const Shape& s, bool inPlace, const Cell& c) {
       {"op", info.reduces ? op_.name : "none"},
       {"root", info.rooted ? o_.root : -1},
   };
+  r["counts"] = kPatternNames[static_cast<int>(pattern_)];
+  r["data_bytes"] = s.dataBytes;
   r["wrong"] = o_.check ? nlohmann::json(c.wrong) : nlohmann::json(nullptr);
   r["calls"] = static_cast<long long>(c.iters) * o_.batches;  // timed calls per rank
   if (!o_.netdev.empty()) {
@@ -1101,6 +1369,13 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
   if (o_.inPlace != 0) modes_.push_back(true);
   if (!o_.netdev.empty() && !setUpLink()) return kExitUsage;
   if (rank_ == 0) printHeader(sizes);
+  std::string oneCount;  // the collectives a count pattern does not apply to
+  for (Coll coll : colls)
+    if (pattern_ != CountPattern::kUniform && !collInfo(coll).varies)
+      oneCount += std::string(oneCount.empty() ? "" : ", ") + collInfo(coll).name;
+  if (rank_ == 0 && !oneCount.empty())
+    std::printf("# %s: one count on every rank; --counts %s does not apply, skipped\n",
+                oneCount.c_str(), kPatternNames[static_cast<int>(pattern_)]);
 
   for (Coll coll : colls) {
     const CollInfo& info = collInfo(coll);
@@ -1110,12 +1385,21 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
       if (rank_ == 0) std::printf("# %s: MPI has no in-place form; skipped\n", info.name);
       continue;
     }
+    if (pattern_ != CountPattern::kUniform && !info.varies) continue;  // said below the header
+    const Pattern pattern = makePattern(pattern_, coll, o_.root, np_);
     // The barrier has no size: it runs once.
     const std::vector<std::size_t> rowSizes =
         coll == Coll::kBarrier ? std::vector<std::size_t>{0} : sizes;
     for (std::size_t requested : rowSizes) {
-      const std::optional<Shape> shape = makeShape(coll, requested, type_.size, np_);
+      const std::optional<Shape> shape =
+          makeShape(coll, requested, type_.size, np_, rank_, pattern);
       if (!shape) continue;
+      if (!shape->fits) {
+        if (rank_ == 0)
+          std::printf("# %s %zu B: --counts %s needs counts beyond MPI's int; skipped\n", info.name,
+                      shape->bytes, kPatternNames[static_cast<int>(pattern_)]);
+        continue;
+      }
       std::vector<Cell> cells;
       for (bool inPlace : modes_) {
         Cell c;
@@ -1196,8 +1480,17 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
       ->check(CLI::Range(0, 1));
   app.add_option("--coll", o.coll,
                  "allreduce, bcast, reduce, scatter, gather, allgather, alltoall, "
-                 "reduce_scatter_block, barrier, or all (a comma-separated list is accepted)")
+                 "reduce_scatter_block, barrier, allgatherv, alltoallv, gatherv, scatterv, "
+                 "reduce_scatter, scan, exscan, or all (a comma-separated list is accepted)")
       ->capture_default_str();
+  app.add_option("--counts", o.counts,
+                 "Per-rank counts of allgatherv, alltoallv, gatherv, scatterv, reduce_scatter: "
+                 "uniform; skewed (one rank's block 10x the others': the root's next rank in "
+                 "gatherv and scatterv, rank 0 in the others); half-zero (the ranks at odd "
+                 "distance from the root, or from rank 0, have none). The size is the uniform "
+                 "pattern's; other collectives are skipped unless uniform")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"uniform", "skewed", "half-zero"}));
   app.add_option("--inplace", o.inPlace, "0 out-of-place, 1 in-place, 2 both")
       ->capture_default_str()
       ->check(CLI::Range(0, 2));
@@ -1282,9 +1575,21 @@ int benchMain(int argc, char** argv) {
   }
   sizes.push_back(o.maxBytes);
 
-  // One pool for the whole run: the largest size, or (cold) enough that both regions together
-  // exceed twice the last-level cache with at least two slots of the largest size.
-  const std::size_t maxSpan = (o.maxBytes + kAlign - 1) / kAlign * kAlign;
+  const std::vector<Coll> colls = *parseColls(o.coll);
+  const auto pattern = static_cast<CountPattern>(
+      std::find(std::begin(kPatternNames), std::end(kPatternNames), o.counts) -
+      std::begin(kPatternNames));
+
+  // One pool for the whole run: the largest size (a count pattern's buffers on this rank may be
+  // larger), or (cold) enough that both regions together exceed twice the last-level cache with
+  // at least two slots of the largest size.
+  std::size_t largest = o.maxBytes;
+  for (Coll coll : colls) {
+    const std::optional<Shape> s =
+        makeShape(coll, o.maxBytes, type.size, np, rank, makePattern(pattern, coll, o.root, np));
+    if (s && s->fits) largest = std::max({largest, s->sendBytes, s->recvBytes});
+  }
+  const std::size_t maxSpan = (largest + kAlign - 1) / kAlign * kAlign;
   const std::size_t capacity = o.cold ? std::max(lastLevelCacheBytes(), 2 * maxSpan) : maxSpan;
   BufferPool pool(*memory, capacity, o.cold);
   if (!pool.ok()) {
@@ -1294,8 +1599,8 @@ int benchMain(int argc, char** argv) {
   }
   withType(type.type, [&]<typename T>() { pool.fillQuiet<T>(); });
 
-  Bench bench(o, type, op, *memory, pool, rank, np);
-  return bench.run(*parseColls(o.coll), sizes);
+  Bench bench(o, type, op, pattern, *memory, pool, largest, rank, np);
+  return bench.run(colls, sizes);
 }
 
 }  // namespace
