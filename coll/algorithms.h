@@ -56,7 +56,9 @@ Status reduceScatterBlockRankOrder(const CollArgs& args, Team& team);
 Status barrierDissemination(const CollArgs& args, Team& team);
 // The vector collectives (blocks of different sizes: CollArgs's BlockLayout) and the scans.
 Status allgathervRing(const CollArgs& args, Team& team);
+Status allgathervBruck(const CollArgs& args, Team& team);
 Status alltoallvPairwise(const CollArgs& args, Team& team);
+Status alltoallvLinear(const CollArgs& args, Team& team);
 Status gathervLinear(const CollArgs& args, Team& team);
 Status scattervLinear(const CollArgs& args, Team& team);
 Status reduceScatterRing(const CollArgs& args, Team& team);
@@ -76,5 +78,12 @@ Status allgatherShm(const CollArgs& args, Team& team);
 Status alltoallShm(const CollArgs& args, Team& team);
 Status reduceScatterBlockShm(const CollArgs& args, Team& team);
 Status barrierShm(const CollArgs& args, Team& team);
+Status allgathervShm(const CollArgs& args, Team& team);
+Status alltoallvShm(const CollArgs& args, Team& team);
+Status gathervShm(const CollArgs& args, Team& team);
+Status scattervShm(const CollArgs& args, Team& team);
+Status reduceScatterShm(const CollArgs& args, Team& team);
+Status scanShm(const CollArgs& args, Team& team);
+Status exscanShm(const CollArgs& args, Team& team);
 
 }  // namespace overpass

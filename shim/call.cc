@@ -170,6 +170,22 @@ bool Call::valid() const {
   }
 }
 
+std::uint64_t Call::ownBytes() const {
+  const bool isRoot = rank == root;
+  switch (coll) {
+    case kAlltoallv:
+      return total(recvcounts, size) * packedBytes(1, recvtype);
+    case kGatherv:
+      if (isRoot) return total(recvcounts, size) * packedBytes(1, recvtype);
+      return packedBytes(sendcount, sendtype);
+    case kScatterv:
+      if (isRoot) return total(sendcounts, size) * packedBytes(1, sendtype);
+      return packedBytes(recvcount, recvtype);
+    default:
+      return 0;
+  }
+}
+
 bool Call::inPlace() const {
   switch (coll) {
     case kGather:

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include "coll/coll_args.h"
@@ -95,6 +96,9 @@ struct Call {
   // the result depends on the order of combination and whether it splits into chunks (valid once
   // check() has passed; before, only the bytes are).
   CallShape shape() const;
+  // Alltoallv, gatherv, scatterv (after check()): the bytes this rank receives (alltoallv, the
+  // root of gatherv, scatterv off the root) or sends (gatherv off the root, scatterv's root).
+  std::uint64_t ownBytes() const;
   // MPI_IN_PLACE where it is significant: on every rank, or at the root of gather and scatter.
   bool inPlace() const;
   // The buffers significant on this rank (at most two; in place, one that is read and written).

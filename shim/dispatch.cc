@@ -20,9 +20,14 @@ namespace overpass::shim {
 namespace {
 
 // A call's size as the statistics count it (docs/STATS.md, the nccl-tests convention): the whole
-// buffer of p blocks for the block collectives, the vector for the others.
-std::uint64_t statisticsBytes(const CallShape& s) {
+// buffer of p blocks for the block collectives, the vector for the others; this rank's own bytes
+// where the ranks know different sizes.
+std::uint64_t statisticsBytes(const CallShape& s, const Call& call) {
   switch (s.coll) {
+    case Collective::kAlltoallv:  // no size every rank shares: this rank's own bytes
+    case Collective::kGatherv:
+    case Collective::kScatterv:
+      return call.size > 0 ? call.ownBytes() : 0;
     case Collective::kGather:
     case Collective::kScatter:
     case Collective::kAllgather:
@@ -310,7 +315,7 @@ int dispatchUnguarded(Call& call) {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now() - start)
                         .count();
-    rt.stats.record(coll, statisticsBytes(shape), algorithmId(*algorithm),
+    rt.stats.record(coll, sized ? statisticsBytes(shape, call) : 0, algorithmId(*algorithm),
                     static_cast<std::uint64_t>(ns));
   }
   return rc;

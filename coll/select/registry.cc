@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "coll/algorithms.h"
 #include "coll/device/device_ipc.h"
@@ -394,16 +395,50 @@ constexpr std::array kAlgorithms = {
               [](const CallShape& c, const CostModel& m) {
                 return (pOf(c) - 1) * (m.alpha + c.bytes * m.beta);
               }},
+    Algorithm{kAllgatherv, "bruck",
+              "Bruck: ceil(log2(p)) steps of min(2^k, p-2^k) blocks through a rotated working copy",
+              allgathervBruck,
+              [](const CallShape& c, const CostModel& m) {
+                return ceilLog2(c.teamSize) * m.alpha + (pOf(c) - 1) * c.bytes * m.beta;
+              }},
+    Algorithm{kAllgatherv, "shm",
+              "node shared memory: every rank copies its block in, every rank copies all out",
+              allgathervShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, chunks(c, c.bytes), 1.0 * c.bytes * (c.teamSize + 1));
+              },
+              onOneNode},
     OVERPASS_PMPI(kAlltoallv),
     Algorithm{kAlltoallv, "pairwise", "p-1 exchanges with r+s / r-s, empty blocks skipped",
               alltoallvPairwise,
               [](const CallShape& c, const CostModel& m) { return (pOf(c) - 1) * m.alpha; }},
+    Algorithm{kAlltoallv, "linear",
+              "every exchange posted up front, kAlltoallLinearBatch at a time, empty blocks skipped",
+              alltoallvLinear,
+              [](const CallShape& c, const CostModel& m) {
+                return std::ceil((pOf(c) - 1) / kAlltoallLinearBatch) * m.alpha;
+              }},
+    Algorithm{kAlltoallv, "shm",
+              "node shared memory: a round agreeing on the largest block, then every rank copies "
+              "its blocks in and the ones meant for it out",
+              alltoallvShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 2, 0); },
+              onOneNodeWithRoomForP},
     OVERPASS_PMPI(kGatherv),
     Algorithm{kGatherv, "linear", "every rank sends its block to the root", gathervLinear,
               [](const CallShape& c, const CostModel& m) { return (pOf(c) - 1) * m.alpha; }},
+    Algorithm{kGatherv, "shm",
+              "node shared memory: a round agreeing on the largest block, then every rank copies "
+              "its block in and the root copies all out",
+              gathervShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 2, 0); },
+              onOneNode},
     OVERPASS_PMPI(kScatterv),
     Algorithm{kScatterv, "linear", "the root sends every rank its block", scattervLinear,
               [](const CallShape& c, const CostModel& m) { return (pOf(c) - 1) * m.alpha; }},
+    Algorithm{kScatterv, "shm",
+              "node shared memory: the root copies a chunk of every block in per round (the "
+              "number of rounds in the first), every rank copies its own out",
+              scattervShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 1, 0); },
+              onOneNodeWithRoomForP},
     OVERPASS_PMPI(kReduceScatter),
     Algorithm{kReduceScatter, "ring",
               "p-1 steps around a ring, each reducing one block into the travelling partial sum",
@@ -419,6 +454,14 @@ constexpr std::array kAlgorithms = {
                 return (pOf(c) - 1) * (1.5 * m.alpha + c.bytes * (m.beta + m.gamma));
               },
               nullptr, true},
+    Algorithm{kReduceScatter, "shm",
+              "node shared memory: every rank copies its vector in, each folds its own block of "
+              "all in rank order: deterministic mode",
+              reduceScatterShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, chunks(c, c.bytes * c.teamSize), 2.0 * c.bytes * c.teamSize);
+              },
+              onOneNode, true},
     OVERPASS_PMPI(kScan),
     Algorithm{kScan, "linear",
               "the prefix passed along the chain of ranks: rank order, deterministic mode",
@@ -433,6 +476,14 @@ constexpr std::array kAlgorithms = {
               [](const CallShape& c, const CostModel& m) {
                 return ceilLog2(c.teamSize) * (m.alpha + c.bytes * (m.beta + m.gamma));
               }},
+    Algorithm{kScan, "shm",
+              "node shared memory: every rank copies its vector in, rank r folds those of ranks "
+              "0..r in rank order: deterministic mode",
+              scanShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, chunks(c, c.bytes), c.bytes * (1.0 + c.teamSize / 2.0));
+              },
+              onOneNode, true},
     OVERPASS_PMPI(kExscan),
     Algorithm{kExscan, "linear",
               "the prefix passed along the chain of ranks: rank order, deterministic mode",
@@ -447,6 +498,14 @@ constexpr std::array kAlgorithms = {
               [](const CallShape& c, const CostModel& m) {
                 return ceilLog2(c.teamSize) * (m.alpha + c.bytes * (m.beta + m.gamma));
               }},
+    Algorithm{kExscan, "shm",
+              "node shared memory: every rank copies its vector in, rank r folds those of ranks "
+              "0..r-1 in rank order: deterministic mode",
+              exscanShm,
+              [](const CallShape& c, const CostModel& m) {
+                return shmCost(m, chunks(c, c.bytes), c.bytes * (1.0 + c.teamSize / 2.0));
+              },
+              onOneNode, true},
 };
 static_assert(kAlgorithms.size() <= kMaxAlgorithms);
 

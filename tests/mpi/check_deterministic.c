@@ -2,7 +2,8 @@
  * equal, bit for bit, the combination of the ranks' contributions in rank order,
  * ((x0 + x1) + x2) + ..., computed here serially on gathered inputs. The data spans 16 orders of
  * magnitude, so that another order gives other bits. Allreduce (in place and not), reduce at
- * every root and reduce_scatter_block; double, float, a complex type and a user-defined sum.
+ * every root, reduce_scatter_block, reduce_scatter (uneven blocks, one empty), scan and exscan
+ * (prefixes: ranks 0..r and 0..r-1); double, float, a complex type and a user-defined sum.
  * Prints a hash of every result, so that runs can also be compared with each other. */
 #include <math.h>
 #include <mpi.h>
@@ -63,6 +64,23 @@ static void reference(const void* mine, void* out, int kind, size_t n, size_t sc
   free(all);
 }
 
+/* The rank-order prefix of ranks 0..last (last >= 0), at every rank: inputs gathered, combined
+ * left to right. */
+static void prefix(const void* mine, void* out, int kind, size_t n, size_t scalar, int last) {
+  void* all = malloc(n * scalar * size + 1);
+  MPI_Allgather(mine, (int)(n * scalar), MPI_BYTE, all, (int)(n * scalar), MPI_BYTE,
+                MPI_COMM_WORLD);
+  memcpy(out, all, n * scalar);
+  for (int q = 1; q <= last; ++q)
+    for (size_t i = 0; i < n; ++i) {
+      if (kind == kFloat)
+        ((float*)out)[i] = ((float*)out)[i] + ((float*)all + q * n)[i];
+      else
+        ((double*)out)[i] = ((double*)out)[i] + ((double*)all + q * n)[i];
+    }
+  free(all);
+}
+
 static void expect_equal(const void* got, const void* want, size_t bytes, const char* what,
                          int kind, int count) {
   mix(got, bytes);
@@ -114,10 +132,42 @@ int main(int argc, char** argv) {
       reference(in, want, kind, n * size, scalar);
       MPI_Reduce_scatter_block(in, out, count, type, op, MPI_COMM_WORLD);
       expect_equal(out, (char*)want + rank * bytes, bytes, "reduce_scatter_block", kind, count);
+      /* reduce_scatter: rank q's block of (q % 3) * count elements (rank 0's empty) */
+      int* rcounts = malloc(sizeof(int) * size);
+      size_t total = 0, before = 0;
+      for (int q = 0; q < size; ++q) {
+        rcounts[q] = (q % 3) * count;
+        if (q < rank) before += (size_t)rcounts[q];
+        total += (size_t)rcounts[q];
+      }
+      void* whole = malloc(total * per * scalar + 1);
+      void* wantAll = malloc(total * per * scalar + 1);
+      fill(whole, kind, total * per, rank, 3);
+      reference(whole, wantAll, kind, total * per, scalar);
+      MPI_Reduce_scatter(whole, out, rcounts, type, op, MPI_COMM_WORLD);
+      expect_equal(out, (char*)wantAll + before * per * scalar,
+                   (size_t)rcounts[rank] * per * scalar, "reduce_scatter", kind, rcounts[rank]);
+      free(whole);
+      free(wantAll);
+      free(rcounts);
+      /* scan and exscan, out of place and in place; exscan's rank 0 is not compared */
+      fill(in, kind, n, rank, 4);
+      prefix(in, want, kind, n, scalar, rank);
+      MPI_Scan(in, out, count, type, op, MPI_COMM_WORLD);
+      expect_equal(out, want, bytes, "scan", kind, count);
+      memcpy(out, in, bytes);
+      MPI_Scan(MPI_IN_PLACE, out, count, type, op, MPI_COMM_WORLD);
+      expect_equal(out, want, bytes, "in-place scan", kind, count);
+      prefix(in, want, kind, n, scalar, rank > 0 ? rank - 1 : 0);
+      MPI_Exscan(in, out, count, type, op, MPI_COMM_WORLD);
+      if (rank > 0) expect_equal(out, want, bytes, "exscan", kind, count);
+      memcpy(out, in, bytes);
+      MPI_Exscan(MPI_IN_PLACE, out, count, type, op, MPI_COMM_WORLD);
+      if (rank > 0) expect_equal(out, want, bytes, "in-place exscan", kind, count);
       free(in);
       free(out);
       free(want);
-      cases += 3 + size;
+      cases += 8 + size;
     }
   }
   /* Every rank's results must hash alike (results themselves equal the reference already). */

@@ -1,0 +1,55 @@
+// Reduce_scatter through the node's shared memory: per round every rank copies the next chunk
+// (up to one buffer, whole elements) of its input vector into its buffer; after one round each
+// rank folds, in rank order, the part of the chunk that lies in its own block, ((x0 op x1) op
+// x2) ..., the running result as the left operand: the bits of every rank-order algorithm
+// (deterministic mode). Every rank knows every block, so all agree on the rounds.
+// Cost per round: one round + copy in (a chunk) + p - 1 reductions of the own part.
+// Preconditions: the team shares one channel whose buffer holds one element.
+// Result: block r of the reduction in recvbuf of rank r.
+#include <algorithm>
+#include <cstring>
+
+#include "coll/algorithms.h"
+#include "kernels/reduce_kernels.h"
+
+namespace overpass {
+
+Status reduceScatterShm(const CollArgs& args, Team& team) {
+  const int p = team.size(), r = team.rank();
+  const BlockLayout& b = args.recvBlocks;
+  const auto* in = static_cast<const unsigned char*>(args.sendbuf);
+  auto* out = static_cast<unsigned char*>(args.recvbuf);
+  const std::size_t n = args.bytes;
+  if (n == 0) return Status::kOk;
+  if (p == 1) {
+    if (b.bytes[0]) std::memcpy(out, in + b.offset[0], b.bytes[0]);
+    return Status::kOk;
+  }
+  ShmChannel& ch = *team.shm;
+  const std::size_t element = n / args.count;
+  const std::size_t chunk = ch.bufferBytes() / element * element;
+  if (chunk == 0)  // the element size is the same on every rank: all decline alike
+    return decline(args.coll, "shm", "an element is larger than a shared-memory buffer");
+  const auto first = static_cast<std::size_t>(b.offset[r]), end = first + b.bytes[r];
+  unsigned char* partial[2] = {
+      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming, chunk)),
+      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming2, chunk))};
+  for (std::size_t off = 0; off < n; off += chunk) {
+    const std::size_t c = std::min(chunk, n - off);
+    OVERPASS_CHECK(ch.reserve());
+    std::memcpy(ch.next(), in + off, c);
+    OVERPASS_CHECK(ch.sync());
+    const std::size_t lo = std::max(off, first), hi = std::min(off + c, end);
+    if (lo >= hi) continue;
+    const std::size_t at = lo - off, bytes = hi - lo;
+    const unsigned char* acc = ch.peer(0) + at;
+    for (int q = 1; q < p; ++q) {
+      unsigned char* to = q == p - 1 ? out + (lo - first) : partial[q % 2];
+      reduceInto(acc, ch.peer(q) + at, to, bytes / element, args.type, args.op, args.user);
+      acc = to;
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace overpass
