@@ -8,12 +8,18 @@
  * must stay intact, and both calls must return MPI_SUCCESS.
  *
  * Covered: MPI_Allreduce, MPI_Reduce, MPI_Reduce_scatter_block, MPI_Bcast,
- * MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Alltoall, MPI_Barrier, on
- * world / self / dup / splits / reversed order / size-1 comms and an
- * intercommunicator; all predefined (type, op) pairs the standard allows;
+ * MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Alltoall, MPI_Barrier,
+ * MPI_Allgatherv, MPI_Alltoallv, MPI_Gatherv, MPI_Scatterv,
+ * MPI_Reduce_scatter, MPI_Scan, MPI_Exscan, on world / self / dup / splits /
+ * reversed order / size-1 comms and an intercommunicator (Allreduce, Bcast
+ * and Barrier only); all predefined (type, op) pairs the standard allows;
  * user-defined commutative and non-commutative ops; derived (contiguous,
  * vector, resized) datatypes and differing send/recv datatypes with equal
- * type signatures; MPI_IN_PLACE; NULL insignificant buffers; every root.
+ * type signatures, also differing from rank to rank in the vector variants;
+ * per-rank counts (zero on some or all ranks, large) and displacements in any
+ * order with gaps that must stay untouched; MPI_IN_PLACE (on some ranks only
+ * for Scan and Exscan); NULL or poisoned insignificant buffers, counts and
+ * displacements; every root.
  *
  * Environment: CHECK_SEED=<integer> overrides the base seed.
  * Arguments: --only-comm NAME runs the checks on that communicator case only
@@ -1123,7 +1129,8 @@ static int vunit(rng_t *sh, int mode, int idx, int lavg)
 {
     switch (mode) {
     case VC_ZERO: return 0;
-    case VC_SOMEZERO: return idx == 1 || rng_int(sh, 0, 2) == 0 ? 0 : 2 * (int)rng_int(sh, 0, 4) + 1;
+    case VC_SOMEZERO:
+        return idx == 1 || rng_int(sh, 0, 2) == 0 ? 0 : 2 * (int)rng_int(sh, 0, 4) + 1;
     case VC_ONES: return 1;
     case VC_RAMP: return idx % 5;
     case VC_RANDOM: return (int)rng_int(sh, 0, 13);
@@ -1229,8 +1236,8 @@ static void check_vrecv(const char *what, const side_t *sd, const vlay_t *L,
         const unsigned char *g = k ? gotP : gotM;
         for (size_t i = 0; i < L->len; i++)
             if (!mask[i] && g[i] != in[i]) {
-                fail("%s%s: byte %zu of %zu outside every block (a gap) modified: 0x%02x, was 0x%02x",
-                     k ? "PMPI " : "", what, i, L->len, g[i], in[i]);
+                fail("%s%s: byte %zu of %zu outside every block (a gap) modified: 0x%02x,"
+                     " was 0x%02x", k ? "PMPI " : "", what, i, L->len, g[i], in[i]);
                 break;
             }
     }
@@ -1264,7 +1271,8 @@ static const char *vname(const xcase_t *x) { return x ? x->name : g_mixed_name; 
 
 /* Allgatherv; in place: every rank's own block already at displs[rank] in
  * recvbuf, sendcount -1 and sendtype MPI_DATATYPE_NULL (ignored). */
-static void check_allgatherv(const commcase_t *cc, const xcase_t *x, int pat, bool inplace, int lavg)
+static void check_allgatherv(const commcase_t *cc, const xcase_t *x, int pat, bool inplace,
+                             int lavg)
 {
     const vpat_t *vp = &g_vpat[pat];
     ctx_t c = {"MPI_Allgatherv", vname(x), NULL, cc->name, vp->name, 0, -1, inplace};
@@ -1330,7 +1338,8 @@ static void check_alltoallv(const commcase_t *cc, const xcase_t *x, int pat, boo
     int *m = xints((size_t)P * (size_t)P); /* m[i * P + j]: units from rank i to rank j */
     for (int i = 0; i < P; i++)
         for (int j = 0; j < P; j++)
-            m[i * P + j] = inplace && j < i ? m[j * P + i] : vunit(&sh, vp->counts, i * P + j, lavg);
+            m[i * P + j] = inplace && j < i ? m[j * P + i]
+                                            : vunit(&sh, vp->counts, i * P + j, lavg);
     g_cur.count = sum_units(m, P * P);
     int *su = xints((size_t)P), *ru = xints((size_t)P);
     for (int j = 0; j < P; j++) {
@@ -1354,10 +1363,10 @@ static void check_alltoallv(const commcase_t *cc, const xcase_t *x, int pat, boo
     int *rcs = ints_dup(Lr.counts, P), *rds = ints_dup(Lr.displs, P);
     MPI_Datatype stype = inplace ? MPI_DATATYPE_NULL : sd->dt;
 
-    check_rc("PMPI", PMPI_Alltoallv(inplace ? MPI_IN_PLACE : gb_ptr(&sP), Ls.counts, Ls.displs, stype,
-                                    gb_ptr(&rP), Lr.counts, Lr.displs, rd->dt, cc->comm));
-    check_rc("MPI", MPI_Alltoallv(inplace ? MPI_IN_PLACE : gb_ptr(&sM), Ls.counts, Ls.displs, stype,
-                                  gb_ptr(&rM), Lr.counts, Lr.displs, rd->dt, cc->comm));
+    check_rc("PMPI", PMPI_Alltoallv(inplace ? MPI_IN_PLACE : gb_ptr(&sP), Ls.counts, Ls.displs,
+                                    stype, gb_ptr(&rP), Lr.counts, Lr.displs, rd->dt, cc->comm));
+    check_rc("MPI", MPI_Alltoallv(inplace ? MPI_IN_PLACE : gb_ptr(&sM), Ls.counts, Ls.displs,
+                                  stype, gb_ptr(&rM), Lr.counts, Lr.displs, rd->dt, cc->comm));
 
     gb_check_guards(&sM, "sendbuf");
     gb_check_guards(&rM, "recvbuf");
@@ -1393,10 +1402,18 @@ static int *poison_ints(int P)
     return p;
 }
 
+static const char *vp_nonroot_null(const vpat_t *vp)
+{
+    static char buf[160];
+    snprintf(buf, sizeof buf, "%s/nonroot-NULL", vp->name);
+    return buf;
+}
+
 /* Gatherv; variant 1: root passes MPI_IN_PLACE (sendcount -1, sendtype
  * MPI_DATATYPE_NULL: ignored; its own block already at displs[root]), the
  * others recvbuf = recvcounts = displs = NULL, recvtype MPI_DATATYPE_NULL. */
-static void check_gatherv(const commcase_t *cc, const xcase_t *x, int pat, int root, int variant, int lavg)
+static void check_gatherv(const commcase_t *cc, const xcase_t *x, int pat, int root, int variant,
+                          int lavg)
 {
     const vpat_t *vp = &g_vpat[pat];
     int P = cc->size, me = cc->rank;
@@ -1404,7 +1421,7 @@ static void check_gatherv(const commcase_t *cc, const xcase_t *x, int pat, int r
     ctx_t c = {"MPI_Gatherv", vname(x), NULL, cc->name, vp->name, 0, root, inplace};
     begin_check(c);
     if (variant)
-        g_cur.var = vp->displs == VD_PACKED ? "nonroot-NULL/packed" : "nonroot-NULL/gaps";
+        g_cur.var = vp_nonroot_null(vp);
     rng_t sh = rng_shared(), r = rng_for_check();
     const side_t *sd, *rd;
     pick_sides(x, &sh, me, false, &sd, &rd);
@@ -1445,9 +1462,11 @@ static void check_gatherv(const commcase_t *cc, const xcase_t *x, int pat, int r
     MPI_Datatype stype = inplace ? MPI_DATATYPE_NULL : sd->dt;
 
     check_rc("PMPI", PMPI_Gatherv(inplace ? MPI_IN_PLACE : gb_ptr(&sP), scount, stype,
-                                  rP.base ? gb_ptr(&rP) : NULL, rcounts, rdispls, rtype, root, cc->comm));
+                                  rP.base ? gb_ptr(&rP) : NULL, rcounts, rdispls, rtype, root,
+                                  cc->comm));
     check_rc("MPI", MPI_Gatherv(inplace ? MPI_IN_PLACE : gb_ptr(&sM), scount, stype,
-                                rM.base ? gb_ptr(&rM) : NULL, rcounts, rdispls, rtype, root, cc->comm));
+                                rM.base ? gb_ptr(&rM) : NULL, rcounts, rdispls, rtype, root,
+                                cc->comm));
 
     gb_check_guards(&sM, "sendbuf");
     gb_check_guards(&rM, "recvbuf");
@@ -1460,7 +1479,8 @@ static void check_gatherv(const commcase_t *cc, const xcase_t *x, int pat, int r
     if (isroot)
         check_vrecv("gathered data", rd, &L, gb_ptr(&rM), gb_ptr(&rP), gb_ptr(&rinit));
     else if (rinit.base)
-        check_bytes("non-root recvbuf (not significant) modified", gb_ptr(&rM), gb_ptr(&rinit), rinit.len);
+        check_bytes("non-root recvbuf (not significant) modified", gb_ptr(&rM), gb_ptr(&rinit),
+                    rinit.len);
     if (isroot)
         vlay_free(&L);
     else {
@@ -1476,7 +1496,8 @@ static void check_gatherv(const commcase_t *cc, const xcase_t *x, int pat, int r
 /* Scatterv; variant 1: root passes recvbuf = MPI_IN_PLACE (recvcount -1,
  * recvtype MPI_DATATYPE_NULL: ignored; its block stays in sendbuf), the
  * others sendbuf = sendcounts = displs = NULL, sendtype MPI_DATATYPE_NULL. */
-static void check_scatterv(const commcase_t *cc, const xcase_t *x, int pat, int root, int variant, int lavg)
+static void check_scatterv(const commcase_t *cc, const xcase_t *x, int pat, int root, int variant,
+                           int lavg)
 {
     const vpat_t *vp = &g_vpat[pat];
     int P = cc->size, me = cc->rank;
@@ -1484,7 +1505,7 @@ static void check_scatterv(const commcase_t *cc, const xcase_t *x, int pat, int 
     ctx_t c = {"MPI_Scatterv", vname(x), NULL, cc->name, vp->name, 0, root, inplace};
     begin_check(c);
     if (variant)
-        g_cur.var = vp->displs == VD_PACKED ? "nonroot-NULL/packed" : "nonroot-NULL/gaps";
+        g_cur.var = vp_nonroot_null(vp);
     rng_t sh = rng_shared(), r = rng_for_check();
     const side_t *sd, *rd;
     pick_sides(x, &sh, me, false, &sd, &rd);
@@ -1525,9 +1546,11 @@ static void check_scatterv(const commcase_t *cc, const xcase_t *x, int pat, int 
     MPI_Datatype rtype = inplace ? MPI_DATATYPE_NULL : rd->dt;
 
     check_rc("PMPI", PMPI_Scatterv(sP.base ? gb_ptr(&sP) : NULL, scounts, sdispls, stype,
-                                   inplace ? MPI_IN_PLACE : gb_ptr(&rP), rcount, rtype, root, cc->comm));
+                                   inplace ? MPI_IN_PLACE : gb_ptr(&rP), rcount, rtype, root,
+                                   cc->comm));
     check_rc("MPI", MPI_Scatterv(sM.base ? gb_ptr(&sM) : NULL, scounts, sdispls, stype,
-                                 inplace ? MPI_IN_PLACE : gb_ptr(&rM), rcount, rtype, root, cc->comm));
+                                 inplace ? MPI_IN_PLACE : gb_ptr(&rM), rcount, rtype, root,
+                                 cc->comm));
 
     gb_check_guards(&sM, "sendbuf");
     gb_check_guards(&rM, "recvbuf");
@@ -1581,7 +1604,8 @@ static void run_vmoves(const commcase_t *cc)
 /* Reduce_scatter with per-rank counts (elements) from a vpat_t count mode;
  * in place: the whole input vector in recvbuf, the result in its first
  * recvcounts[rank] elements (the rest is not defined: not compared). */
-static void check_reduce_scatter(const commcase_t *cc, const redcase_t *rc, int pat, bool inplace, int lavg)
+static void check_reduce_scatter(const commcase_t *cc, const redcase_t *rc, int pat, bool inplace,
+                                 int lavg)
 {
     const tinfo_t *t = rc->t;
     const opinfo_t *o = rc->o;
@@ -1759,7 +1783,9 @@ static void check_barrier(const commcase_t *cc)
 }
 
 /* Intercommunicator: Allreduce (each group receives the reduction over the
- * other group), Bcast with MPI_ROOT / MPI_PROC_NULL / remote root, Barrier. */
+ * other group), Bcast with MPI_ROOT / MPI_PROC_NULL / remote root, Barrier.
+ * Not the vector variants nor Reduce_scatter (their intercommunicator forms
+ * are not checked yet), nor Scan and Exscan (not defined on them). */
 static void run_inter(const commcase_t *cc, int mygroup)
 {
     check_barrier(cc);
