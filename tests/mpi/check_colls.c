@@ -1104,13 +1104,15 @@ static const vpat_t g_vpat[] = {
 static side_t g_fam[4];
 static const char *g_mixed_name = "mixed-per-rank(MPI_INT,contig3,vector,resized)";
 
-/* Shared PRNG: seeded per (seed, check within the communicator case), the
+/* Shared PRNG: seeded per (seed, communicator case, check within it), the
  * same on every rank of the communicator (they run the same checks). */
-
 static rng_t rng_shared(void)
 {
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a of the communicator case's name */
+    for (const char *p = g_cur.comm; *p; p++)
+        h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
     rng_t r;
-    r.s = mix64(g_seed ^ mix64(0x5ca77e4ULL ^ (g_ccheck << 20)));
+    r.s = mix64(g_seed ^ mix64(h ^ (g_ccheck << 20)));
     return r;
 }
 
