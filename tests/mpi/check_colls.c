@@ -8,12 +8,18 @@
  * must stay intact, and both calls must return MPI_SUCCESS.
  *
  * Covered: MPI_Allreduce, MPI_Reduce, MPI_Reduce_scatter_block, MPI_Bcast,
- * MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Alltoall, MPI_Barrier, on
- * world / self / dup / splits / reversed order / size-1 comms and an
- * intercommunicator; all predefined (type, op) pairs the standard allows;
+ * MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Alltoall, MPI_Barrier,
+ * MPI_Allgatherv, MPI_Alltoallv, MPI_Gatherv, MPI_Scatterv,
+ * MPI_Reduce_scatter, MPI_Scan, MPI_Exscan, on world / self / dup / splits /
+ * reversed order / size-1 comms and an intercommunicator (Allreduce, Bcast
+ * and Barrier only); all predefined (type, op) pairs the standard allows;
  * user-defined commutative and non-commutative ops; derived (contiguous,
  * vector, resized) datatypes and differing send/recv datatypes with equal
- * type signatures; MPI_IN_PLACE; NULL insignificant buffers; every root.
+ * type signatures, also differing from rank to rank in the vector variants;
+ * per-rank counts (zero on some or all ranks, large) and displacements in any
+ * order with gaps that must stay untouched; MPI_IN_PLACE (on some ranks only
+ * for Scan and Exscan); NULL or poisoned insignificant buffers, counts and
+ * displacements; every root.
  *
  * Environment: CHECK_SEED=<integer> overrides the base seed.
  * Arguments: --only-comm NAME runs the checks on that communicator case only
@@ -39,6 +45,7 @@
 static int g_wrank, g_wsize;
 static uint64_t g_seed = 0x5eed1234ULL;
 static uint64_t g_check;          /* index of the current check (per rank) */
+static uint64_t g_ccheck;         /* index within the communicator case (same on its ranks) */
 static long long g_pass, g_fail;  /* per-rank tallies */
 static int g_printed;             /* failure lines printed by this rank */
 #define MAX_PRINT 25
@@ -61,6 +68,7 @@ static void begin_check(ctx_t c)
     g_ok = true;
     g_cur_fails = 0;
     g_check++;
+    g_ccheck++;
 }
 
 static void fail(const char *fmt, ...)
@@ -1067,6 +1075,707 @@ static void run_large(const commcase_t *cc)
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* Vector variants: Allgatherv, Alltoallv, Gatherv, Scatterv                */
+/* ------------------------------------------------------------------------ */
+
+/* Counts are in units (xcase_t): the same on every rank of the communicator,
+ * so they come from rng_shared(); displacements are each rank's own (from
+ * rng_for_check()), in items of that rank's datatype, blocks in rank order,
+ * reversed or shuffled, with gaps of whole items between them.  Receive
+ * buffers start as identical random garbage; the gaps must keep it. */
+enum { VC_ZERO, VC_SOMEZERO, VC_ONES, VC_RAMP, VC_RANDOM, VC_LARGE };
+enum { VD_PACKED, VD_REVERSE, VD_SHUFFLED };
+
+typedef struct { const char *name; int counts, displs; } vpat_t;
+
+static const vpat_t g_vpat[] = {
+    {"counts=zero-all/displs=packed", VC_ZERO, VD_PACKED},
+    {"counts=some-zero,odd/displs=reversed+gaps", VC_SOMEZERO, VD_REVERSE},
+    {"counts=ones/displs=shuffled+gaps", VC_ONES, VD_SHUFFLED},
+    {"counts=ramp,rank0-zero/displs=packed", VC_RAMP, VD_PACKED},
+    {"counts=random/displs=shuffled+gaps", VC_RANDOM, VD_SHUFFLED},
+    {"counts=large,one-zero/displs=reversed+gaps", VC_LARGE, VD_REVERSE},
+};
+#define NVPAT_SMALL 5
+#define VPAT_LARGE 5
+
+/* the int family: equal type signature per unit (12 MPI_INT) */
+static side_t g_fam[4];
+static const char *g_mixed_name = "mixed-per-rank(MPI_INT,contig3,vector,resized)";
+
+/* Shared PRNG: seeded per (seed, communicator case, check within it), the
+ * same on every rank of the communicator (they run the same checks). */
+static rng_t rng_shared(void)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a of the communicator case's name */
+    for (const char *p = g_cur.comm; *p; p++)
+        h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+    rng_t r;
+    r.s = mix64(g_seed ^ mix64(h ^ (g_ccheck << 20)));
+    return r;
+}
+
+static int *xints(size_t n)
+{
+    int *p = calloc(n ? n : 1, sizeof(int));
+    if (!p) {
+        fprintf(stderr, "check_colls: out of memory\n");
+        PMPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+/* units of block idx (idx: a rank, or i * P + j for a pair) */
+static int vunit(rng_t *sh, int mode, int idx, int lavg)
+{
+    switch (mode) {
+    case VC_ZERO: return 0;
+    case VC_SOMEZERO:
+        return idx == 1 || rng_int(sh, 0, 2) == 0 ? 0 : 2 * (int)rng_int(sh, 0, 4) + 1;
+    case VC_ONES: return 1;
+    case VC_RAMP: return idx % 5;
+    case VC_RANDOM: return (int)rng_int(sh, 0, 13);
+    default: return idx == 1 ? 0 : (int)rng_int(sh, lavg / 2, lavg + lavg / 2);
+    }
+}
+
+/* Picks this rank's send and receive sides: the case's own, or (x == NULL)
+ * a member of the int family that differs from rank to rank.  samesize: the
+ * send side's datatype has the size of the receive side's (vector and
+ * resized: 4 ints; Open MPI 4.1.4's tuned Allgatherv chooses its algorithm
+ * from sendtype size x sum(recvcounts), so ranks whose products differ take
+ * different algorithms and hang). */
+static void pick_sides(const xcase_t *x, rng_t *sh, int rank, bool samesize,
+                       const side_t **sd, const side_t **rd)
+{
+    if (x) {
+        *sd = &x->s;
+        *rd = &x->r;
+        return;
+    }
+    static const int partner[4] = {0, 1, 3, 2}; /* MPI_INT, contig3, vector <-> resized */
+    int a = (int)rng_int(sh, 0, 3), b = (int)rng_int(sh, 0, 3);
+    *rd = &g_fam[(rank + b) % 4];
+    *sd = &g_fam[samesize ? partner[(rank + b) % 4] : (rank + a) % 4];
+}
+
+typedef struct {
+    int n;
+    int *units;  /* per block, in units */
+    int *counts; /* per block, in items of the side's datatype */
+    int *displs; /* per block, in items (extents) of the side's datatype */
+    size_t len;  /* bytes spanned, gaps included */
+} vlay_t;
+
+static void vlay_make(vlay_t *L, const side_t *sd, const int *units, int n, int dmode, rng_t *r)
+{
+    L->n = n;
+    L->units = xints((size_t)n);
+    L->counts = xints((size_t)n);
+    L->displs = xints((size_t)n);
+    int *order = xints((size_t)n);
+    for (int k = 0; k < n; k++)
+        order[k] = dmode == VD_REVERSE ? n - 1 - k : k;
+    if (dmode == VD_SHUFFLED)
+        for (int k = n - 1; k > 0; k--) {
+            int j = (int)rng_int(r, 0, k), t = order[k];
+            order[k] = order[j];
+            order[j] = t;
+        }
+    bool gaps = dmode != VD_PACKED;
+    long pos = gaps ? (long)rng_int(r, 0, 2) : 0;
+    for (int k = 0; k < n; k++) {
+        int j = order[k];
+        L->units[j] = units[j];
+        L->counts[j] = units[j] * sd->per_unit;
+        L->displs[j] = (int)pos;
+        pos += L->counts[j] + (gaps ? (long)rng_int(r, 0, 3) : 0);
+    }
+    L->len = (size_t)pos * sd->ext;
+    free(order);
+}
+
+static void vlay_free(vlay_t *L)
+{
+    free(L->units);
+    free(L->counts);
+    free(L->displs);
+}
+
+static char *vblock(const vlay_t *L, const side_t *sd, void *base, int j)
+{
+    return (char *)base + (size_t)L->displs[j] * sd->ext;
+}
+
+/* garbage everywhere, then fresh data in block only (or every block if only < 0) */
+static void vlay_fill(const vlay_t *L, const side_t *sd, rng_t *r, gbuf_t *b, int only)
+{
+    gb_alloc(b, L->len, 0);
+    rng_bytes(r, gb_ptr(b), L->len);
+    for (int j = 0; j < L->n; j++)
+        if (only < 0 || j == only)
+            gen_side(sd, r, vblock(L, sd, gb_ptr(b), j), (size_t)L->units[j]);
+}
+
+/* Compares every block with PMPI's; every byte outside the blocks must keep
+ * its initial garbage (in both results). */
+static void check_vrecv(const char *what, const side_t *sd, const vlay_t *L,
+                        void *gotM, void *gotP, const void *init)
+{
+    unsigned char *mask = calloc(L->len ? L->len : 1, 1);
+    for (int j = 0; j < L->n; j++) {
+        if (!L->units[j])
+            continue;
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s, block %d (displ %d)", what, j, L->displs[j]);
+        size_t off = (size_t)L->displs[j] * sd->ext;
+        memset(mask + off, 1, side_bytes(sd, (size_t)L->units[j]));
+        check_side(msg, sd, vblock(L, sd, gotM, j), vblock(L, sd, gotP, j), (size_t)L->units[j]);
+    }
+    const unsigned char *in = init;
+    for (int k = 0; k < 2; k++) {
+        const unsigned char *g = k ? gotP : gotM;
+        for (size_t i = 0; i < L->len; i++)
+            if (!mask[i] && g[i] != in[i]) {
+                fail("%s%s: byte %zu of %zu outside every block (a gap) modified: 0x%02x,"
+                     " was 0x%02x", k ? "PMPI " : "", what, i, L->len, g[i], in[i]);
+                break;
+            }
+    }
+    free(mask);
+}
+
+static void check_ints(const char *what, const int *a, const int *saved, int n)
+{
+    if (a && n > 0 && memcmp(a, saved, (size_t)n * sizeof(int)) != 0)
+        fail("%s array modified", what);
+}
+
+static int *ints_dup(const int *a, int n)
+{
+    int *p = xints((size_t)n);
+    if (a && n > 0)
+        memcpy(p, a, (size_t)n * sizeof(int));
+    return p;
+}
+
+static int sum_units(const int *u, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += u[i];
+    return s;
+}
+
+/* x == NULL: the int family, sides differing from rank to rank */
+static const char *vname(const xcase_t *x) { return x ? x->name : g_mixed_name; }
+
+/* Allgatherv; in place: every rank's own block already at displs[rank] in
+ * recvbuf, sendcount -1 and sendtype MPI_DATATYPE_NULL (ignored). */
+static void check_allgatherv(const commcase_t *cc, const xcase_t *x, int pat, bool inplace,
+                             int lavg)
+{
+    const vpat_t *vp = &g_vpat[pat];
+    ctx_t c = {"MPI_Allgatherv", vname(x), NULL, cc->name, vp->name, 0, -1, inplace};
+    begin_check(c);
+    int P = cc->size, me = cc->rank;
+    rng_t sh = rng_shared(), r = rng_for_check();
+    const side_t *sd, *rd;
+    pick_sides(x, &sh, me, true, &sd, &rd);
+    int *units = xints((size_t)P);
+    for (int j = 0; j < P; j++)
+        units[j] = vunit(&sh, vp->counts, j, lavg);
+    g_cur.count = sum_units(units, P);
+    vlay_t L;
+    vlay_make(&L, rd, units, P, vp->displs, &r);
+
+    gbuf_t src = {0}, sM = {0}, sP = {0}, rinit, rM, rP;
+    vlay_fill(&L, rd, &r, &rinit, inplace ? me : P);
+    if (!inplace) {
+        gb_alloc(&src, side_bytes(sd, (size_t)units[me]), 0);
+        gen_side(sd, &r, gb_ptr(&src), (size_t)units[me]);
+        gb_clone(&sM, &src);
+        gb_clone(&sP, &src);
+    }
+    gb_clone(&rM, &rinit);
+    gb_clone(&rP, &rinit);
+    int *cs = ints_dup(L.counts, P), *ds = ints_dup(L.displs, P);
+    int scount = inplace ? -1 : units[me] * sd->per_unit;
+    MPI_Datatype stype = inplace ? MPI_DATATYPE_NULL : sd->dt;
+
+    check_rc("PMPI", PMPI_Allgatherv(inplace ? MPI_IN_PLACE : gb_ptr(&sP), scount, stype,
+                                     gb_ptr(&rP), L.counts, L.displs, rd->dt, cc->comm));
+    check_rc("MPI", MPI_Allgatherv(inplace ? MPI_IN_PLACE : gb_ptr(&sM), scount, stype,
+                                   gb_ptr(&rM), L.counts, L.displs, rd->dt, cc->comm));
+
+    gb_check_guards(&sM, "sendbuf");
+    gb_check_guards(&rM, "recvbuf");
+    gb_check_guards(&sP, "PMPI sendbuf");
+    gb_check_guards(&rP, "PMPI recvbuf");
+    check_ints("recvcounts", L.counts, cs, P);
+    check_ints("displs", L.displs, ds, P);
+    if (!inplace)
+        check_bytes("sendbuf modified", gb_ptr(&sM), gb_ptr(&src), src.len);
+    check_vrecv("received data", rd, &L, gb_ptr(&rM), gb_ptr(&rP), gb_ptr(&rinit));
+    free(cs); free(ds); free(units);
+    vlay_free(&L);
+    gb_free(&src); gb_free(&sM); gb_free(&sP);
+    gb_free(&rinit); gb_free(&rM); gb_free(&rP);
+    end_check();
+}
+
+/* Alltoallv; in place: sendcounts, sdispls = NULL and sendtype
+ * MPI_DATATYPE_NULL (ignored: the receive side's are used), with counts in
+ * units symmetric between every pair of ranks. */
+static void check_alltoallv(const commcase_t *cc, const xcase_t *x, int pat, bool inplace, int lavg)
+{
+    const vpat_t *vp = &g_vpat[pat];
+    ctx_t c = {"MPI_Alltoallv", vname(x), NULL, cc->name, vp->name, 0, -1, inplace};
+    begin_check(c);
+    int P = cc->size, me = cc->rank;
+    rng_t sh = rng_shared(), r = rng_for_check();
+    const side_t *sd, *rd;
+    pick_sides(x, &sh, me, false, &sd, &rd);
+    int *m = xints((size_t)P * (size_t)P); /* m[i * P + j]: units from rank i to rank j */
+    for (int i = 0; i < P; i++)
+        for (int j = 0; j < P; j++)
+            m[i * P + j] = inplace && j < i ? m[j * P + i]
+                                            : vunit(&sh, vp->counts, i * P + j, lavg);
+    g_cur.count = sum_units(m, P * P);
+    int *su = xints((size_t)P), *ru = xints((size_t)P);
+    for (int j = 0; j < P; j++) {
+        su[j] = m[me * P + j];
+        ru[j] = m[j * P + me];
+    }
+    vlay_t Ls = {0}, Lr;
+    vlay_make(&Lr, rd, ru, P, vp->displs, &r);
+
+    gbuf_t src = {0}, sM = {0}, sP = {0}, rinit, rM, rP;
+    vlay_fill(&Lr, rd, &r, &rinit, inplace ? -1 : P);
+    if (!inplace) {
+        vlay_make(&Ls, sd, su, P, vp->displs == VD_PACKED ? VD_PACKED : VD_SHUFFLED, &r);
+        vlay_fill(&Ls, sd, &r, &src, -1);
+        gb_clone(&sM, &src);
+        gb_clone(&sP, &src);
+    }
+    gb_clone(&rM, &rinit);
+    gb_clone(&rP, &rinit);
+    int *scs = ints_dup(Ls.counts, P), *sds = ints_dup(Ls.displs, P);
+    int *rcs = ints_dup(Lr.counts, P), *rds = ints_dup(Lr.displs, P);
+    MPI_Datatype stype = inplace ? MPI_DATATYPE_NULL : sd->dt;
+
+    check_rc("PMPI", PMPI_Alltoallv(inplace ? MPI_IN_PLACE : gb_ptr(&sP), Ls.counts, Ls.displs,
+                                    stype, gb_ptr(&rP), Lr.counts, Lr.displs, rd->dt, cc->comm));
+    check_rc("MPI", MPI_Alltoallv(inplace ? MPI_IN_PLACE : gb_ptr(&sM), Ls.counts, Ls.displs,
+                                  stype, gb_ptr(&rM), Lr.counts, Lr.displs, rd->dt, cc->comm));
+
+    gb_check_guards(&sM, "sendbuf");
+    gb_check_guards(&rM, "recvbuf");
+    gb_check_guards(&sP, "PMPI sendbuf");
+    gb_check_guards(&rP, "PMPI recvbuf");
+    check_ints("sendcounts", Ls.counts, scs, P);
+    check_ints("sdispls", Ls.displs, sds, P);
+    check_ints("recvcounts", Lr.counts, rcs, P);
+    check_ints("rdispls", Lr.displs, rds, P);
+    if (!inplace)
+        check_bytes("sendbuf modified", gb_ptr(&sM), gb_ptr(&src), src.len);
+    check_vrecv("received data", rd, &Lr, gb_ptr(&rM), gb_ptr(&rP), gb_ptr(&rinit));
+    free(scs); free(sds); free(rcs); free(rds);
+    free(m); free(su); free(ru);
+    if (!inplace)
+        vlay_free(&Ls);
+    vlay_free(&Lr);
+    gb_free(&src); gb_free(&sM); gb_free(&sP);
+    gb_free(&rinit); gb_free(&rM); gb_free(&rP);
+    end_check();
+}
+
+/* Non-root arguments that are not significant: variant 0 passes a small
+ * garbage buffer (must stay untouched) and counts/displs full of -1 (never
+ * to be read); variant 1 passes NULL for them and MPI_DATATYPE_NULL. */
+#define POISON_LEN 48
+
+static int *poison_ints(int P)
+{
+    int *p = xints((size_t)P);
+    for (int i = 0; i < P; i++)
+        p[i] = -1;
+    return p;
+}
+
+static const char *vp_nonroot_null(const vpat_t *vp)
+{
+    static char buf[160];
+    snprintf(buf, sizeof buf, "%s/nonroot-NULL", vp->name);
+    return buf;
+}
+
+/* Gatherv; variant 1: root passes MPI_IN_PLACE (sendcount -1, sendtype
+ * MPI_DATATYPE_NULL: ignored; its own block already at displs[root]), the
+ * others recvbuf = recvcounts = displs = NULL, recvtype MPI_DATATYPE_NULL. */
+static void check_gatherv(const commcase_t *cc, const xcase_t *x, int pat, int root, int variant,
+                          int lavg)
+{
+    const vpat_t *vp = &g_vpat[pat];
+    int P = cc->size, me = cc->rank;
+    bool isroot = me == root, inplace = variant && isroot;
+    ctx_t c = {"MPI_Gatherv", vname(x), NULL, cc->name, vp->name, 0, root, inplace};
+    begin_check(c);
+    if (variant)
+        g_cur.var = vp_nonroot_null(vp);
+    rng_t sh = rng_shared(), r = rng_for_check();
+    const side_t *sd, *rd;
+    pick_sides(x, &sh, me, false, &sd, &rd);
+    int *units = xints((size_t)P);
+    for (int j = 0; j < P; j++)
+        units[j] = vunit(&sh, vp->counts, j, lavg);
+    g_cur.count = sum_units(units, P);
+    vlay_t L = {0};
+
+    gbuf_t src = {0}, sM = {0}, sP = {0}, rinit = {0}, rM = {0}, rP = {0};
+    int *rcounts = NULL, *rdispls = NULL;
+    MPI_Datatype rtype = MPI_DATATYPE_NULL;
+    if (isroot) {
+        vlay_make(&L, rd, units, P, vp->displs, &r);
+        vlay_fill(&L, rd, &r, &rinit, inplace ? me : P);
+        rcounts = L.counts;
+        rdispls = L.displs;
+        rtype = rd->dt;
+    } else if (!variant) {
+        gb_alloc(&rinit, POISON_LEN, 0);
+        rng_bytes(&r, gb_ptr(&rinit), POISON_LEN);
+        rcounts = poison_ints(P);
+        rdispls = poison_ints(P);
+        rtype = rd->dt;
+    }
+    if (rinit.base) {
+        gb_clone(&rM, &rinit);
+        gb_clone(&rP, &rinit);
+    }
+    if (!inplace) {
+        gb_alloc(&src, side_bytes(sd, (size_t)units[me]), 0);
+        gen_side(sd, &r, gb_ptr(&src), (size_t)units[me]);
+        gb_clone(&sM, &src);
+        gb_clone(&sP, &src);
+    }
+    int *cs = ints_dup(rcounts, P), *ds = ints_dup(rdispls, P);
+    int scount = inplace ? -1 : units[me] * sd->per_unit;
+    MPI_Datatype stype = inplace ? MPI_DATATYPE_NULL : sd->dt;
+
+    check_rc("PMPI", PMPI_Gatherv(inplace ? MPI_IN_PLACE : gb_ptr(&sP), scount, stype,
+                                  rP.base ? gb_ptr(&rP) : NULL, rcounts, rdispls, rtype, root,
+                                  cc->comm));
+    check_rc("MPI", MPI_Gatherv(inplace ? MPI_IN_PLACE : gb_ptr(&sM), scount, stype,
+                                rM.base ? gb_ptr(&rM) : NULL, rcounts, rdispls, rtype, root,
+                                cc->comm));
+
+    gb_check_guards(&sM, "sendbuf");
+    gb_check_guards(&rM, "recvbuf");
+    gb_check_guards(&sP, "PMPI sendbuf");
+    gb_check_guards(&rP, "PMPI recvbuf");
+    check_ints("recvcounts", rcounts, cs, P);
+    check_ints("displs", rdispls, ds, P);
+    if (!inplace)
+        check_bytes("sendbuf modified", gb_ptr(&sM), gb_ptr(&src), src.len);
+    if (isroot)
+        check_vrecv("gathered data", rd, &L, gb_ptr(&rM), gb_ptr(&rP), gb_ptr(&rinit));
+    else if (rinit.base)
+        check_bytes("non-root recvbuf (not significant) modified", gb_ptr(&rM), gb_ptr(&rinit),
+                    rinit.len);
+    if (isroot)
+        vlay_free(&L);
+    else {
+        free(rcounts);
+        free(rdispls);
+    }
+    free(cs); free(ds); free(units);
+    gb_free(&src); gb_free(&sM); gb_free(&sP);
+    gb_free(&rinit); gb_free(&rM); gb_free(&rP);
+    end_check();
+}
+
+/* Scatterv; variant 1: root passes recvbuf = MPI_IN_PLACE (recvcount -1,
+ * recvtype MPI_DATATYPE_NULL: ignored; its block stays in sendbuf), the
+ * others sendbuf = sendcounts = displs = NULL, sendtype MPI_DATATYPE_NULL. */
+static void check_scatterv(const commcase_t *cc, const xcase_t *x, int pat, int root, int variant,
+                           int lavg)
+{
+    const vpat_t *vp = &g_vpat[pat];
+    int P = cc->size, me = cc->rank;
+    bool isroot = me == root, inplace = variant && isroot;
+    ctx_t c = {"MPI_Scatterv", vname(x), NULL, cc->name, vp->name, 0, root, inplace};
+    begin_check(c);
+    if (variant)
+        g_cur.var = vp_nonroot_null(vp);
+    rng_t sh = rng_shared(), r = rng_for_check();
+    const side_t *sd, *rd;
+    pick_sides(x, &sh, me, false, &sd, &rd);
+    int *units = xints((size_t)P);
+    for (int j = 0; j < P; j++)
+        units[j] = vunit(&sh, vp->counts, j, lavg);
+    g_cur.count = sum_units(units, P);
+    vlay_t L = {0};
+
+    gbuf_t src = {0}, sM = {0}, sP = {0}, rinit = {0}, rM = {0}, rP = {0};
+    int *scounts = NULL, *sdispls = NULL;
+    MPI_Datatype stype = MPI_DATATYPE_NULL;
+    if (isroot) {
+        vlay_make(&L, sd, units, P, vp->displs, &r);
+        vlay_fill(&L, sd, &r, &src, -1);
+        scounts = L.counts;
+        sdispls = L.displs;
+        stype = sd->dt;
+    } else if (!variant) {
+        gb_alloc(&src, POISON_LEN, 0);
+        rng_bytes(&r, gb_ptr(&src), POISON_LEN);
+        scounts = poison_ints(P);
+        sdispls = poison_ints(P);
+        stype = sd->dt;
+    }
+    if (src.base) {
+        gb_clone(&sM, &src);
+        gb_clone(&sP, &src);
+    }
+    if (!inplace) {
+        gb_alloc(&rinit, side_bytes(rd, (size_t)units[me]), 0);
+        rng_bytes(&r, gb_ptr(&rinit), rinit.len);
+        gb_clone(&rM, &rinit);
+        gb_clone(&rP, &rinit);
+    }
+    int *cs = ints_dup(scounts, P), *ds = ints_dup(sdispls, P);
+    int rcount = inplace ? -1 : units[me] * rd->per_unit;
+    MPI_Datatype rtype = inplace ? MPI_DATATYPE_NULL : rd->dt;
+
+    check_rc("PMPI", PMPI_Scatterv(sP.base ? gb_ptr(&sP) : NULL, scounts, sdispls, stype,
+                                   inplace ? MPI_IN_PLACE : gb_ptr(&rP), rcount, rtype, root,
+                                   cc->comm));
+    check_rc("MPI", MPI_Scatterv(sM.base ? gb_ptr(&sM) : NULL, scounts, sdispls, stype,
+                                 inplace ? MPI_IN_PLACE : gb_ptr(&rM), rcount, rtype, root,
+                                 cc->comm));
+
+    gb_check_guards(&sM, "sendbuf");
+    gb_check_guards(&rM, "recvbuf");
+    gb_check_guards(&sP, "PMPI sendbuf");
+    gb_check_guards(&rP, "PMPI recvbuf");
+    check_ints("sendcounts", scounts, cs, P);
+    check_ints("displs", sdispls, ds, P);
+    if (src.base)
+        check_bytes(isroot ? "sendbuf modified" : "non-root sendbuf (not significant) modified",
+                    gb_ptr(&sM), gb_ptr(&src), src.len);
+    if (!inplace)
+        check_side("scattered data", rd, gb_ptr(&rM), gb_ptr(&rP), (size_t)units[me]);
+    if (isroot)
+        vlay_free(&L);
+    else {
+        free(scounts);
+        free(sdispls);
+    }
+    free(cs); free(ds); free(units);
+    gb_free(&src); gb_free(&sM); gb_free(&sP);
+    gb_free(&rinit); gb_free(&rM); gb_free(&rP);
+    end_check();
+}
+
+static void run_vmoves_case(const commcase_t *cc, const xcase_t *x, int pat, int lavg)
+{
+    for (int ip = 0; ip < 2; ip++) {
+        check_allgatherv(cc, x, pat, ip, lavg);
+        check_alltoallv(cc, x, pat, ip, lavg);
+    }
+    for (int root = 0; root < cc->size; root++)
+        for (int v = 0; v < 2; v++) {
+            check_gatherv(cc, x, pat, root, v, lavg);
+            check_scatterv(cc, x, pat, root, v, lavg);
+        }
+}
+
+static void run_vmoves(const commcase_t *cc)
+{
+    for (int xi = 0; xi < g_nx; xi++)
+        for (int pat = 0; pat < NVPAT_SMALL; pat++)
+            run_vmoves_case(cc, &g_x[xi], pat, 0);
+    for (int pat = 0; pat < NVPAT_SMALL; pat++)
+        run_vmoves_case(cc, NULL, pat, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reduce_scatter, Scan, Exscan                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Reduce_scatter with per-rank counts (elements) from a vpat_t count mode;
+ * in place: the whole input vector in recvbuf, the result in its first
+ * recvcounts[rank] elements (the rest is not defined: not compared). */
+static void check_reduce_scatter(const commcase_t *cc, const redcase_t *rc, int pat, bool inplace,
+                                 int lavg)
+{
+    const tinfo_t *t = rc->t;
+    const opinfo_t *o = rc->o;
+    const vpat_t *vp = &g_vpat[pat];
+    ctx_t c = {"MPI_Reduce_scatter", t->name, o->name, cc->name, vp->name, 0, -1, inplace};
+    begin_check(c);
+    int P = cc->size, me = cc->rank;
+    rng_t sh = rng_shared(), r = rng_for_check();
+    int *counts = xints((size_t)P);
+    for (int j = 0; j < P; j++)
+        counts[j] = vunit(&sh, vp->counts, j, lavg);
+    size_t nin = (size_t)sum_units(counts, P), nout = (size_t)counts[me], ext = t->ext;
+    g_cur.count = (long)nin;
+
+    gbuf_t src, sM = {0}, sP = {0}, rM = {0}, rP = {0};
+    gb_alloc(&src, nin * ext, 0);
+    gen_elems(t, o->mode, &r, gb_ptr(&src), nin);
+    if (inplace) {
+        gb_clone(&rM, &src);
+        gb_clone(&rP, &src);
+    } else {
+        gb_clone(&sM, &src);
+        gb_clone(&sP, &src);
+        gb_alloc(&rM, nout * ext, 0);
+        rng_bytes(&r, gb_ptr(&rM), nout * ext);
+        gb_clone(&rP, &rM);
+    }
+    int *cs = ints_dup(counts, P);
+    MPI_Datatype ref = t->dt; /* see check_reduce */
+    if (t->dt == MPI_OFFSET && (o->op == MPI_MIN || o->op == MPI_MAX))
+        ref = MPI_LONG_LONG;
+
+    long bad0 = g_userop_bad;
+    check_rc("PMPI", PMPI_Reduce_scatter(inplace ? MPI_IN_PLACE : gb_ptr(&sP), gb_ptr(&rP), counts,
+                                         ref, o->op, cc->comm));
+    check_rc("MPI", MPI_Reduce_scatter(inplace ? MPI_IN_PLACE : gb_ptr(&sM), gb_ptr(&rM), counts,
+                                       t->dt, o->op, cc->comm));
+    if (g_userop_bad != bad0)
+        fail("user op function called with a datatype other than the one passed");
+
+    gb_check_guards(&sM, "sendbuf");
+    gb_check_guards(&rM, "recvbuf");
+    gb_check_guards(&sP, "PMPI sendbuf");
+    gb_check_guards(&rP, "PMPI recvbuf");
+    check_ints("recvcounts", counts, cs, P);
+    if (!inplace)
+        check_bytes("sendbuf modified", gb_ptr(&sM), gb_ptr(&src), src.len);
+    check_elems("result", t, gb_ptr(&rM), gb_ptr(&rP), nout);
+    free(cs); free(counts);
+    gb_free(&src); gb_free(&sM); gb_free(&sP); gb_free(&rM); gb_free(&rP);
+    end_check();
+}
+
+/* Scan or Exscan; ipmode 0: no rank in place, 1: every rank, 2: the odd
+ * ranks, 3: the even ranks (the standard asks MPI_IN_PLACE "at all
+ * processes" for Allreduce and the like, not for Scan and Exscan).  Exscan's
+ * rank 0: recvbuf is not significant, yet Open MPI leaves it untouched, so it
+ * is compared all the same (in place the standard requires it unchanged). */
+static void check_scan(const commcase_t *cc, const redcase_t *rc, int count, int ipmode, bool ex)
+{
+    static const char *ipnames[] = {NULL, NULL, "in-place-on-odd-ranks", "in-place-on-even-ranks"};
+    const tinfo_t *t = rc->t;
+    const opinfo_t *o = rc->o;
+    int me = cc->rank;
+    bool inplace = ipmode == 1 || (ipmode == 2 && me % 2 == 1) || (ipmode == 3 && me % 2 == 0);
+    ctx_t c = {ex ? "MPI_Exscan" : "MPI_Scan", t->name, o->name, cc->name, ipnames[ipmode],
+               count, -1, inplace};
+    begin_check(c);
+    size_t n = (size_t)count, ext = t->ext;
+    rng_t r = rng_for_check();
+
+    gbuf_t src, sM = {0}, sP = {0}, rinit = {0}, rM = {0}, rP = {0};
+    gb_alloc(&src, n * ext, 0);
+    gen_elems(t, o->mode, &r, gb_ptr(&src), n);
+    if (inplace) {
+        gb_clone(&rinit, &src);
+    } else {
+        gb_clone(&sM, &src);
+        gb_clone(&sP, &src);
+        gb_alloc(&rinit, n * ext, 0);
+        rng_bytes(&r, gb_ptr(&rinit), n * ext);
+    }
+    gb_clone(&rM, &rinit);
+    gb_clone(&rP, &rinit);
+    MPI_Datatype ref = t->dt; /* see check_reduce */
+    if (t->dt == MPI_OFFSET && (o->op == MPI_MIN || o->op == MPI_MAX))
+        ref = MPI_LONG_LONG;
+
+    long bad0 = g_userop_bad;
+    void *sbP = inplace ? MPI_IN_PLACE : gb_ptr(&sP), *sbM = inplace ? MPI_IN_PLACE : gb_ptr(&sM);
+    if (ex) {
+        check_rc("PMPI", PMPI_Exscan(sbP, gb_ptr(&rP), count, ref, o->op, cc->comm));
+        check_rc("MPI", MPI_Exscan(sbM, gb_ptr(&rM), count, t->dt, o->op, cc->comm));
+    } else {
+        check_rc("PMPI", PMPI_Scan(sbP, gb_ptr(&rP), count, ref, o->op, cc->comm));
+        check_rc("MPI", MPI_Scan(sbM, gb_ptr(&rM), count, t->dt, o->op, cc->comm));
+    }
+    if (g_userop_bad != bad0)
+        fail("user op function called with a datatype other than the one passed");
+
+    gb_check_guards(&sM, "sendbuf");
+    gb_check_guards(&rM, "recvbuf");
+    gb_check_guards(&sP, "PMPI sendbuf");
+    gb_check_guards(&rP, "PMPI recvbuf");
+    if (!inplace)
+        check_bytes("sendbuf modified", gb_ptr(&sM), gb_ptr(&src), src.len);
+    if (ex && me == 0) {
+        check_bytes("rank 0 recvbuf modified", gb_ptr(&rM), gb_ptr(&rinit), rinit.len);
+        check_bytes("PMPI rank 0 recvbuf modified", gb_ptr(&rP), gb_ptr(&rinit), rinit.len);
+    } else {
+        check_elems("result", t, gb_ptr(&rM), gb_ptr(&rP), n);
+    }
+    gb_free(&src); gb_free(&sM); gb_free(&sP);
+    gb_free(&rinit); gb_free(&rM); gb_free(&rP);
+    end_check();
+}
+
+static const int g_rs_pats[] = {0, 1, 3, 4}; /* zero-all, some-zero, ramp, random */
+
+static void run_vreductions(const commcase_t *cc)
+{
+    const int counts[] = {0, 1, 7, 3 * cc->size + 1};
+    for (int i = 0; i < g_nred; i++) {
+        const redcase_t *rc = &g_red[i];
+        if (!cc->full && !rc->t->core)
+            continue;
+        for (int k = 0; k < 4; k++)
+            for (int ip = 0; ip < 2; ip++)
+                check_reduce_scatter(cc, rc, g_rs_pats[k], ip, 0);
+        for (int ex = 0; ex < 2; ex++) {
+            for (int ci = 0; ci < 4; ci++)
+                for (int ip = 0; ip < 2; ip++)
+                    check_scan(cc, rc, counts[ci], ip, ex);
+            check_scan(cc, rc, 7, 2, ex);
+            check_scan(cc, rc, 7, 3, ex);
+        }
+    }
+}
+
+/* about 256 KiB per buffer */
+static void run_vlarge(const commcase_t *cc)
+{
+    int P = cc->size;
+    const int B = 256 << 10;
+    redcase_t dsum = {find_type("MPI_DOUBLE"), &g_ops[0]};
+    redcase_t isum = {find_type("MPI_INT"), &g_ops[0]};
+    redcase_t mat = {find_type("mat2x2(contig4xMPI_UINT32_T)"), &g_uops[1]};
+    for (int ip = 0; ip < 2; ip++) {
+        check_reduce_scatter(cc, &isum, VPAT_LARGE, ip, B / 4 / P);
+        check_scan(cc, &dsum, B / 8, ip, false);
+        check_scan(cc, &dsum, B / 8, ip, true);
+        check_scan(cc, &mat, 4096, ip ? 2 : 0, false);
+        check_scan(cc, &mat, 4096, ip ? 3 : 1, true);
+    }
+    const xcase_t *xs[] = {g_xbyte, NULL};
+    for (int k = 0; k < 2; k++) {
+        int unit = xs[k] ? 1 : 12 * (int)sizeof(int);
+        for (int ip = 0; ip < 2; ip++) {
+            check_allgatherv(cc, xs[k], VPAT_LARGE, ip, B / unit / P);
+            check_alltoallv(cc, xs[k], VPAT_LARGE, ip, B / unit / (P * P));
+        }
+        check_gatherv(cc, xs[k], VPAT_LARGE, P - 1, 0, B / unit / P);
+        check_gatherv(cc, xs[k], VPAT_LARGE, 0, 1, B / unit / P);
+        check_scatterv(cc, xs[k], VPAT_LARGE, 0, 0, B / unit / P);
+        check_scatterv(cc, xs[k], VPAT_LARGE, P - 1, 1, B / unit / P);
+    }
+}
+
 static void check_barrier(const commcase_t *cc)
 {
     ctx_t c = {"MPI_Barrier", NULL, NULL, cc->name, NULL, 0, -1, 0};
@@ -1076,7 +1785,9 @@ static void check_barrier(const commcase_t *cc)
 }
 
 /* Intercommunicator: Allreduce (each group receives the reduction over the
- * other group), Bcast with MPI_ROOT / MPI_PROC_NULL / remote root, Barrier. */
+ * other group), Bcast with MPI_ROOT / MPI_PROC_NULL / remote root, Barrier.
+ * Not the vector variants nor Reduce_scatter (their intercommunicator forms
+ * are not checked yet), nor Scan and Exscan (not defined on them). */
 static void run_inter(const commcase_t *cc, int mygroup)
 {
     check_barrier(cc);
@@ -1174,6 +1885,10 @@ static void setup_types(void)
     g_x[g_nx++] = (xcase_t){"vector/MPI_INT", s_vec, s_int};
     g_x[g_nx++] = (xcase_t){"resized/contig3", s_rsz, s_c3};
     g_x[g_nx++] = (xcase_t){"MPI_INT/resized", s_int, s_rsz};
+    g_fam[0] = s_int;
+    g_fam[1] = s_c3;
+    g_fam[2] = s_vec;
+    g_fam[3] = s_rsz;
 }
 
 static void free_types(void)
@@ -1206,11 +1921,16 @@ static void run_intra(const commcase_t *cc)
 {
     if (cc->comm == MPI_COMM_NULL)
         return;
+    g_ccheck = 0;
     check_barrier(cc);
     run_reductions(cc);
+    run_vreductions(cc);
     run_moves(cc);
-    if (cc->large)
+    run_vmoves(cc);
+    if (cc->large) {
         run_large(cc);
+        run_vlarge(cc);
+    }
     check_barrier(cc);
 }
 
