@@ -61,7 +61,7 @@ program check_colls_f08
   character(len=*), parameter :: LNAMES(2) = [character(len=13) :: 'packed', 'reversed+gaps']
   ! datatypes of the vector data movements; (datatype, op) pairs of
   ! MPI_Reduce_scatter, MPI_Scan and MPI_Exscan
-  integer, parameter :: VTYPES(4) = [T_INTEGER, T_DOUBLE, T_CHARACTER, T_2DOUBLE]
+  integer, parameter :: VTYPES(3) = [T_INTEGER, T_CHARACTER, T_2DOUBLE]
   integer, parameter :: VRED_T(7) = [T_INTEGER, T_REAL, T_DOUBLE, T_INTEGER8, T_2INTEGER, &
                                      T_2DOUBLE, T_DCOMPLEX]
   integer, parameter :: VRED_O(7) = [P_SUM, P_SUM, P_SUM, P_BXOR, P_MINLOC, P_MAXLOC, P_PROD]
