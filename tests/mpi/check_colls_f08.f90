@@ -16,6 +16,11 @@
 ! detected too.  Receive buffers start with random garbage (the same for MPI
 ! and PMPI).  Values are small integers, so floating-point sums and products
 ! are exact in any order of evaluation.
+!
+! The vector collectives (Allgatherv, Alltoallv, Gatherv, Scatterv,
+! Reduce_scatter) run with per-rank counts that differ, including zeros, and
+! with blocks in reverse rank order with gaps between them (the gaps start
+! as garbage and are compared, so they must stay untouched); see vcheck.
 program check_colls_f08
   use mpi_f08
   implicit none
@@ -28,10 +33,13 @@ program check_colls_f08
   integer, parameter :: O_SUM = 1, O_PROD = 2, O_MINMAX = 3, O_BIT = 4, O_LOGIC = 5, O_LOC = 6
   ! collectives
   integer, parameter :: C_ALLREDUCE = 1, C_BCAST = 2, C_SCATTER = 3, C_GATHER = 4, &
-                        C_ALLTOALL = 5, C_REDUCE = 6, C_ALLGATHER = 7, C_RSB = 8
-  character(len=*), parameter :: CNAMES(8) = [character(len=25) :: 'MPI_Allreduce', &
+                        C_ALLTOALL = 5, C_REDUCE = 6, C_ALLGATHER = 7, C_RSB = 8, &
+                        C_ALLGATHERV = 9, C_ALLTOALLV = 10, C_GATHERV = 11, C_SCATTERV = 12, &
+                        C_RS = 13, C_SCAN = 14, C_EXSCAN = 15
+  character(len=*), parameter :: CNAMES(15) = [character(len=25) :: 'MPI_Allreduce', &
        'MPI_Bcast', 'MPI_Scatter', 'MPI_Gather', 'MPI_Alltoall', 'MPI_Reduce', &
-       'MPI_Allgather', 'MPI_Reduce_scatter_block']
+       'MPI_Allgather', 'MPI_Reduce_scatter_block', 'MPI_Allgatherv', 'MPI_Alltoallv', &
+       'MPI_Gatherv', 'MPI_Scatterv', 'MPI_Reduce_scatter', 'MPI_Scan', 'MPI_Exscan']
   ! datatype table (indices) and operation table (indices)
   integer, parameter :: T_INTEGER = 1, T_INTEGER4 = 2, T_INTEGER8 = 3, T_REAL = 4, &
        T_REAL4 = 5, T_DOUBLE = 6, T_REAL8 = 7, T_COMPLEX = 8, T_DCOMPLEX = 9, &
@@ -44,6 +52,19 @@ program check_colls_f08
   ! communicators; 7 and 1001 are odd and not divisible by 2, 3, 4
   integer, parameter :: COUNTS_WORLD(4) = [0, 1, 7, 1001], COUNTS_SPLIT(2) = [1, 1001]
   integer, parameter :: NBIG = 262144                ! 1 MiB of MPI_INTEGER
+  ! the vector collectives: patterns of per-rank counts (vcount1, vcount2) and
+  ! layouts of the blocks (vlayout)
+  integer, parameter :: V_MIXED = 1, V_ZERO = 2, V_ONE = 3, V_LARGE = 4
+  character(len=*), parameter :: VNAMES(4) = [character(len=5) :: 'mixed', 'zero', 'one', 'large']
+  integer, parameter :: VMIXED(6) = [3, 0, 7, 1, 0, 5]
+  integer, parameter :: L_PACKED = 1, L_REVGAPS = 2
+  character(len=*), parameter :: LNAMES(2) = [character(len=13) :: 'packed', 'reversed+gaps']
+  ! datatypes of the vector data movements; (datatype, op) pairs of
+  ! MPI_Reduce_scatter, MPI_Scan and MPI_Exscan
+  integer, parameter :: VTYPES(3) = [T_INTEGER, T_CHARACTER, T_2DOUBLE]
+  integer, parameter :: VRED_T(7) = [T_INTEGER, T_REAL, T_DOUBLE, T_INTEGER8, T_2INTEGER, &
+                                     T_2DOUBLE, T_DCOMPLEX]
+  integer, parameter :: VRED_O(7) = [P_SUM, P_SUM, P_SUM, P_BXOR, P_MINLOC, P_MAXLOC, P_PROD]
   integer, parameter :: MAXPRINT = 20                ! failure messages per rank
 
   type(MPI_Datatype) :: tdt(NT)                      ! handle
@@ -74,9 +95,11 @@ program check_colls_f08
      if (ic == 1) then
         call reduction_checks(comms(ic), trim(commnames(ic)), COUNTS_WORLD)
         call movement_checks(comms(ic), trim(commnames(ic)), COUNTS_WORLD)
+        call vector_checks(comms(ic), trim(commnames(ic)), COUNTS_WORLD)
      else
         call reduction_checks(comms(ic), trim(commnames(ic)), COUNTS_SPLIT)
         call movement_checks(comms(ic), trim(commnames(ic)), COUNTS_SPLIT)
+        call vector_checks(comms(ic), trim(commnames(ic)), COUNTS_SPLIT)
      end if
      call bottom_bcast_check(comms(ic), trim(commnames(ic)))
      call barrier_check(comms(ic), trim(commnames(ic)))
@@ -208,6 +231,46 @@ contains
     end do
   end subroutine movement_checks
 
+  ! Allgatherv, Alltoallv, Gatherv and Scatterv (every root) for a few
+  ! datatypes, Reduce_scatter for a few (datatype, op) pairs, each with every
+  ! counts pattern (counts that differ and are zero on some ranks; zero on all
+  ! ranks; nonzero on one rank only) and, where there are displacements, both
+  ! layouts (packed in rank order; reverse rank order with gaps); Scan and
+  ! Exscan for the same pairs and every count; all with and without
+  ! MPI_IN_PLACE.
+  subroutine vector_checks(comm, cn, counts)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: counts(:)
+    character(len=*), intent(in) :: cn
+    integer :: iv, pat, lay, ip, root, ir, ic, p
+    call MPI_Comm_size(comm, p)
+    do iv = 1, size(VTYPES)
+       do pat = V_MIXED, V_ONE
+          do lay = L_PACKED, L_REVGAPS
+             do ip = 0, 1
+                call vcheck(C_ALLGATHERV, VTYPES(iv), 0, pat, lay, 0, ip == 1, comm, cn)
+                call vcheck(C_ALLTOALLV, VTYPES(iv), 0, pat, lay, 0, ip == 1, comm, cn)
+                do root = 0, p - 1
+                   call vcheck(C_GATHERV, VTYPES(iv), 0, pat, lay, root, ip == 1, comm, cn)
+                   call vcheck(C_SCATTERV, VTYPES(iv), 0, pat, lay, root, ip == 1, comm, cn)
+                end do
+             end do
+          end do
+       end do
+    end do
+    do ir = 1, size(VRED_T)
+       do ip = 0, 1
+          do pat = V_MIXED, V_ONE
+             call vcheck(C_RS, VRED_T(ir), VRED_O(ir), pat, L_PACKED, 0, ip == 1, comm, cn)
+          end do
+          do ic = 1, size(counts)
+             call check(C_SCAN, VRED_T(ir), VRED_O(ir), counts(ic), 0, ip == 1, comm, cn)
+             call check(C_EXSCAN, VRED_T(ir), VRED_O(ir), counts(ic), 0, ip == 1, comm, cn)
+          end do
+       end do
+    end do
+  end subroutine vector_checks
+
   ! A few checks with about 1 MiB of data (count NBIG of 4-byte elements).
   subroutine large_checks(comm, cn)
     type(MPI_Comm), intent(in) :: comm
@@ -231,6 +294,13 @@ contains
     call check(C_ALLGATHER, T_INTEGER,   0,      NBIG/p,   0, .true.,  comm, cn)
     call check(C_ALLTOALL,  T_INTEGER,   0,      NBIG/p,   0, .true.,  comm, cn)
     call check(C_ALLTOALL,  T_INTEGER,   0,      NBIG/p,   0, .false., comm, cn)
+    call vcheck(C_ALLGATHERV, T_INTEGER, 0,      V_LARGE, L_REVGAPS, 0,   .true.,  comm, cn)
+    call vcheck(C_ALLTOALLV,  T_INTEGER, 0,      V_LARGE, L_REVGAPS, 0,   .false., comm, cn)
+    call vcheck(C_GATHERV,    T_INTEGER, 0,      V_LARGE, L_PACKED,  p-1, .true.,  comm, cn)
+    call vcheck(C_SCATTERV,   T_INTEGER, 0,      V_LARGE, L_REVGAPS, 0,   .false., comm, cn)
+    call vcheck(C_RS,         T_INTEGER, P_SUM,  V_LARGE, L_PACKED,  0,   .true.,  comm, cn)
+    call check(C_SCAN,        T_INTEGER, P_SUM,  NBIG,     0, .false., comm, cn)
+    call check(C_EXSCAN,      T_DOUBLE,  P_SUM,  NBIG/2,   0, .true.,  comm, cn)
   end subroutine large_checks
 
   ! One check: coll on comm with datatype table entry it, op table entry io
@@ -252,7 +322,7 @@ contains
     call MPI_Comm_size(comm, p)
     call MPI_Comm_rank(comm, me)
     dt = tdt(it)
-    red = any(coll == [C_ALLREDUCE, C_REDUCE, C_RSB])
+    red = any(coll == [C_ALLREDUCE, C_REDUCE, C_RSB, C_SCAN, C_EXSCAN])
     rooted = any(coll == [C_BCAST, C_SCATTER, C_GATHER, C_REDUCE])
     op = MPI_OP_NULL
     if (red) op = ohandle(io)
@@ -267,7 +337,7 @@ contains
 
     ! number of elements in the send and the receive buffer on this rank
     select case (coll)
-    case (C_ALLREDUCE, C_REDUCE); ns = n;     nr = n
+    case (C_ALLREDUCE, C_REDUCE, C_SCAN, C_EXSCAN); ns = n; nr = n
     case (C_RSB);                 ns = n * p; nr = n
        if (inp) nr = n * p
     case (C_BCAST);               ns = 0;     nr = n
@@ -352,6 +422,25 @@ contains
           call MPI_Alltoall(st(NG+1:), n, dt, rt(NG+1:), n, dt, comm, ierr1)
           call PMPI_Alltoall(sr(NG+1:), n, dt, rr(NG+1:), n, dt, comm, ierr2)
        end if
+    ! MPI_Exscan leaves the receive buffer of rank 0 undefined; Open MPI 4.1
+    ! does not touch it, and neither may Overpass (programs that preset it
+    ! would see a change), so it is compared like the rest
+    case (C_SCAN)
+       if (inp) then
+          call MPI_Scan(MPI_IN_PLACE, rt(NG+1:), n, dt, op, comm)
+          call PMPI_Scan(MPI_IN_PLACE, rr(NG+1:), n, dt, op, comm, ierr2)
+       else
+          call MPI_Scan(st(NG+1:), rt(NG+1:), n, dt, op, comm, ierr1)
+          call PMPI_Scan(sr(NG+1:), rr(NG+1:), n, dt, op, comm, ierr2)
+       end if
+    case (C_EXSCAN)
+       if (inp) then
+          call MPI_Exscan(MPI_IN_PLACE, rt(NG+1:), n, dt, op, comm)
+          call PMPI_Exscan(MPI_IN_PLACE, rr(NG+1:), n, dt, op, comm, ierr2)
+       else
+          call MPI_Exscan(st(NG+1:), rt(NG+1:), n, dt, op, comm, ierr1)
+          call PMPI_Exscan(sr(NG+1:), rr(NG+1:), n, dt, op, comm, ierr2)
+       end if
     end select
     ! in-place reduce-scatter: MPI defines only the first n elements of the
     ! receive buffer afterwards (the rest may serve as scratch space)
@@ -381,6 +470,177 @@ contains
        call report_failure(label, ierr1, ierr2, st, sr, rt, rr)
     end if
   end subroutine check
+
+  ! One check of a vector collective (Allgatherv, Alltoallv, Gatherv,
+  ! Scatterv, Reduce_scatter) on comm with datatype table entry it, op table
+  ! entry io (Reduce_scatter only), counts pattern pat, layout lay of the
+  ! blocks in the buffer with displacements (Alltoallv: the receive buffer;
+  ! its send buffer takes the other layout), root (Gatherv, Scatterv),
+  ! inplace as in check.  The gaps between blocks start with garbage like the
+  ! rest of the buffer and are compared too, so they must stay untouched.
+  ! Arguments that are not significant (counts, displacements and datatype on
+  ! the side that a non-root does not use; what MPI_IN_PLACE makes MPI
+  ! ignore) alternate between the meaningful values and nonsense (-1,
+  ! MPI_DATATYPE_NULL).
+  subroutine vcheck(coll, it, io, pat, lay, root, inplace, comm, cn)
+    integer, intent(in) :: coll, it, io, pat, lay, root
+    type(MPI_Comm), intent(in) :: comm
+    logical, intent(in) :: inplace
+    character(len=*), intent(in) :: cn
+    integer, allocatable :: st(:), sr(:), rt(:), rr(:)   ! send/recv, test/reference
+    integer, allocatable :: sc(:), sd(:), rc(:), rd(:)   ! counts, displacements
+    integer :: p, me, r, ns, nr, nws, nwr, nown, ierr1, ierr2
+    type(MPI_Datatype) :: dt, sdt, rdt
+    type(MPI_Op) :: op
+    logical :: red, rooted, inp
+    character(len=200) :: label
+
+    call MPI_Comm_size(comm, p)
+    call MPI_Comm_rank(comm, me)
+    dt = tdt(it)
+    red = coll == C_RS
+    rooted = any(coll == [C_GATHERV, C_SCATTERV])
+    op = MPI_OP_NULL
+    if (red) op = ohandle(io)
+    inp = inplace .and. (me == root .or. .not. rooted)
+
+    ! counts and displacements (elements); ns, nr: the elements that the send
+    ! and the receive buffer span on this rank
+    allocate (sc(p), sd(p), rc(p), rd(p))
+    sc = 0; sd = 0; rc = 0; rd = 0
+    select case (coll)
+    case (C_ALLGATHERV, C_GATHERV)
+       rc = [(vcount1(pat, r, p), r = 0, p - 1)]
+       call vlayout(rc, lay, rd, nr)
+       ns = rc(me + 1); sc(1) = ns
+    case (C_SCATTERV)
+       sc = [(vcount1(pat, r, p), r = 0, p - 1)]
+       call vlayout(sc, lay, sd, ns)
+       nr = sc(me + 1); rc(1) = nr
+    case (C_ALLTOALLV)                ! in place: what i sends j, j sends i
+       sc = [(vcount2(pat, me, r, p, inplace), r = 0, p - 1)]
+       rc = [(vcount2(pat, r, me, p, inplace), r = 0, p - 1)]
+       call vlayout(sc, 3 - lay, sd, ns)
+       call vlayout(rc, lay, rd, nr)
+    case default                      ! C_RS: the whole vector in, one block out
+       rc = [(vcount1(pat, r, p), r = 0, p - 1)]
+       ns = sum(rc); nr = rc(me + 1)
+       if (inp) nr = ns
+    end select
+    nown = rc(me + 1)
+
+    sdt = dt; rdt = dt
+    ign_flip = 1 - ign_flip
+    if (ign_flip == 1) then
+       select case (coll)
+       case (C_ALLGATHERV)
+          if (inp) then
+             sc(1) = 0; sdt = MPI_DATATYPE_NULL
+          end if
+       case (C_ALLTOALLV)
+          if (inp) then
+             sc = -1; sd = -1; sdt = MPI_DATATYPE_NULL
+          end if
+       case (C_GATHERV)
+          if (inp) then
+             sc(1) = 0; sdt = MPI_DATATYPE_NULL
+          else if (me /= root) then
+             rc = -1; rd = -1; rdt = MPI_DATATYPE_NULL
+          end if
+       case (C_SCATTERV)
+          if (inp) then
+             rc(1) = 0; rdt = MPI_DATATYPE_NULL
+          else if (me /= root) then
+             sc = -1; sd = -1; sdt = MPI_DATATYPE_NULL
+          end if
+       end select
+    end if
+
+    nws = (ns * tsize(it) + 3) / 4
+    nwr = (nr * tsize(it) + 3) / 4
+    allocate (st(nws + 2*NG), rt(nwr + 2*NG))
+    call random_words(st)
+    call random_words(rt)
+    if (red) then                     ! reductions need values valid for the op
+       if (inp) then
+          rt(NG+1:NG+nwr) = gen(tkind(it), oclass(io), nr)
+       else
+          st(NG+1:NG+nws) = gen(tkind(it), oclass(io), ns)
+       end if
+    end if
+    sr = st
+    rr = rt
+
+    ! the intercepted routine is called without IERROR in the in-place variants
+    ierr1 = MPI_SUCCESS
+    select case (coll)
+    case (C_ALLGATHERV)
+       if (inp) then
+          call MPI_Allgatherv(MPI_IN_PLACE, sc(1), sdt, rt(NG+1:), rc, rd, rdt, comm)
+          call PMPI_Allgatherv(MPI_IN_PLACE, sc(1), sdt, rr(NG+1:), rc, rd, rdt, comm, ierr2)
+       else
+          call MPI_Allgatherv(st(NG+1:), sc(1), sdt, rt(NG+1:), rc, rd, rdt, comm, ierr1)
+          call PMPI_Allgatherv(sr(NG+1:), sc(1), sdt, rr(NG+1:), rc, rd, rdt, comm, ierr2)
+       end if
+    case (C_ALLTOALLV)
+       if (inp) then
+          call MPI_Alltoallv(MPI_IN_PLACE, sc, sd, sdt, rt(NG+1:), rc, rd, rdt, comm)
+          call PMPI_Alltoallv(MPI_IN_PLACE, sc, sd, sdt, rr(NG+1:), rc, rd, rdt, comm, ierr2)
+       else
+          call MPI_Alltoallv(st(NG+1:), sc, sd, sdt, rt(NG+1:), rc, rd, rdt, comm, ierr1)
+          call PMPI_Alltoallv(sr(NG+1:), sc, sd, sdt, rr(NG+1:), rc, rd, rdt, comm, ierr2)
+       end if
+    case (C_GATHERV)
+       if (inp) then
+          call MPI_Gatherv(MPI_IN_PLACE, sc(1), sdt, rt(NG+1:), rc, rd, rdt, root, comm)
+          call PMPI_Gatherv(MPI_IN_PLACE, sc(1), sdt, rr(NG+1:), rc, rd, rdt, root, comm, ierr2)
+       else
+          call MPI_Gatherv(st(NG+1:), sc(1), sdt, rt(NG+1:), rc, rd, rdt, root, comm, ierr1)
+          call PMPI_Gatherv(sr(NG+1:), sc(1), sdt, rr(NG+1:), rc, rd, rdt, root, comm, ierr2)
+       end if
+    case (C_SCATTERV)
+       if (inp) then
+          call MPI_Scatterv(st(NG+1:), sc, sd, sdt, MPI_IN_PLACE, rc(1), rdt, root, comm)
+          call PMPI_Scatterv(sr(NG+1:), sc, sd, sdt, MPI_IN_PLACE, rc(1), rdt, root, comm, ierr2)
+       else
+          call MPI_Scatterv(st(NG+1:), sc, sd, sdt, rt(NG+1:), rc(1), rdt, root, comm, ierr1)
+          call PMPI_Scatterv(sr(NG+1:), sc, sd, sdt, rr(NG+1:), rc(1), rdt, root, comm, ierr2)
+       end if
+    case (C_RS)
+       if (inp) then
+          call MPI_Reduce_scatter(MPI_IN_PLACE, rt(NG+1:), rc, dt, op, comm)
+          call PMPI_Reduce_scatter(MPI_IN_PLACE, rr(NG+1:), rc, dt, op, comm, ierr2)
+       else
+          call MPI_Reduce_scatter(st(NG+1:), rt(NG+1:), rc, dt, op, comm, ierr1)
+          call PMPI_Reduce_scatter(sr(NG+1:), rr(NG+1:), rc, dt, op, comm, ierr2)
+       end if
+    end select
+    ! in-place reduce-scatter: only this rank's block (at the start of the
+    ! receive buffer) is defined afterwards
+    if (coll == C_RS .and. inp) then
+       rt(NG + (nown * tsize(it) + 3) / 4 + 1 : NG + nwr) = 0
+       rr(NG + (nown * tsize(it) + 3) / 4 + 1 : NG + nwr) = 0
+    end if
+    ! floating-point results compare by value (see check)
+    if (red .and. any(tkind(it) == [K_R4, K_R8, K_C4, K_C8])) then
+       where (rt == -huge(0) - 1) rt = 0
+       where (rr == -huge(0) - 1) rr = 0
+    end if
+    if (ierr1 == MPI_SUCCESS .and. ierr2 == MPI_SUCCESS .and. all(st == sr) .and. all(rt == rr)) then
+       npass = npass + 1
+    else
+       if (red) then
+          write (label, '(a, 1x, a, " op=", a)') trim(CNAMES(coll)), trim(tname(it)), trim(oname(io))
+       else
+          write (label, '(a, 1x, a)') trim(CNAMES(coll)), trim(tname(it))
+       end if
+       write (label, '(a, " comm=", a, " counts=", a)') trim(label), cn, trim(VNAMES(pat))
+       if (.not. red) write (label, '(a, " layout=", a)') trim(label), trim(LNAMES(lay))
+       if (rooted) write (label, '(a, " root=", i0)') trim(label), root
+       write (label, '(a, " in_place=", l1)') trim(label), inp
+       call report_failure(label, ierr1, ierr2, st, sr, rt, rr)
+    end if
+  end subroutine vcheck
 
   ! MPI_BCAST of MPI_BOTTOM with a struct datatype of absolute addresses.
   subroutine bottom_bcast_check(comm, cn)
@@ -611,4 +871,57 @@ contains
     v(1::2) = rand_range(n, 0_8, 2_8)
     v(2::2) = rand_range(n, 0_8, 7_8)
   end function loc_pairs
+
+  ! Count of rank r's block (of p) under counts pattern pat.
+  integer function vcount1(pat, r, p)
+    integer, intent(in) :: pat, r, p
+    select case (pat)
+    case (V_MIXED); vcount1 = VMIXED(mod(r, 6) + 1)
+    case (V_ZERO);  vcount1 = 0
+    case (V_ONE);   vcount1 = merge(1001, 0, r == p - 1)
+    case default;   vcount1 = (NBIG / p) * (2 + mod(r, 2)) / 3      ! V_LARGE
+    end select
+  end function vcount1
+
+  ! Count of the block that rank i sends rank j (Alltoallv) under pattern
+  ! pat; sym: the same as the block j sends i.
+  integer function vcount2(pat, i, j, p, sym)
+    integer, intent(in) :: pat, i, j, p
+    logical, intent(in) :: sym
+    integer :: k
+    k = i + j
+    if (.not. sym) k = k + i
+    select case (pat)
+    case (V_MIXED); vcount2 = VMIXED(mod(k, 6) + 1)
+    case (V_ZERO);  vcount2 = 0
+    case (V_ONE)
+       vcount2 = merge(1001, 0, (sym .and. k == p - 1) .or. &
+                                (.not. sym .and. i == p - 1 .and. j == 0))
+    case default;   vcount2 = (NBIG / (p * p)) * (2 + mod(k, 2)) / 3 ! V_LARGE
+    end select
+  end function vcount2
+
+  ! Displacements dis (elements) of blocks of counts cnt (one per rank):
+  ! L_PACKED: in rank order without gaps; L_REVGAPS: in reverse rank order,
+  ! a gap of 1 to 3 elements before each block and 2 after the last.
+  ! ext: the elements the buffer spans.
+  subroutine vlayout(cnt, lay, dis, ext)
+    integer, intent(in) :: cnt(:), lay
+    integer, intent(out) :: dis(:), ext
+    integer :: r
+    ext = 0
+    if (lay == L_PACKED) then
+       do r = 1, size(cnt)
+          dis(r) = ext
+          ext = ext + cnt(r)
+       end do
+    else
+       do r = size(cnt), 1, -1
+          ext = ext + 1 + mod(r, 3)
+          dis(r) = ext
+          ext = ext + cnt(r)
+       end do
+       ext = ext + 2
+    end if
+  end subroutine vlayout
 end program check_colls_f08

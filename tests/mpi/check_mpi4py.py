@@ -15,7 +15,14 @@ Reduce_scatter_block, Barrier on numpy arrays (int32, int64, float32,
 float64, complex128; SUM, PROD, MIN, MAX), MPI.IN_PLACE where allowed, every
 root, on COMM_WORLD, a split and a dup; counts 0, 1, 7, 1001 and ~1 MiB;
 the pickle-based allreduce/bcast; collectives from two threads at once on
-two dup'ed communicators.
+two dup'ed communicators.  Allgatherv, Alltoallv, Gatherv, Scatterv (every
+root) and Reduce_scatter with per-rank counts that differ (zero on some
+ranks), are zero everywhere, or nonzero on one rank only, and blocks packed
+in rank order or in reverse rank order with gaps between them (the gaps
+must stay untouched); Reduce_scatter, Scan and Exscan with a few (dtype, op)
+pairs and a user-defined non-commutative op (composition of affine maps, on
+a contiguous pair type); MPI.IN_PLACE as each call defines it; on
+COMM_WORLD and the split (the dup has the same group as COMM_WORLD).
 
 Prints from rank 0 exactly one final line "check_mpi4py: N passed, M failed"
 (N, M summed over ranks; point-to-point is used for that, not collectives)
@@ -40,6 +47,31 @@ DTYPES = (np.int32, np.int64, np.float32, np.float64, np.complex128)
 OPS = {"SUM": MPI.SUM, "PROD": MPI.PROD, "MIN": MPI.MIN, "MAX": MPI.MAX}
 
 WORLD = MPI.COMM_WORLD
+
+
+def _affine(invec, inoutvec, datatype):
+    """The non-commutative AFFINE op: each element, a pair (a, b) of int64,
+    stands for x -> a*x + b; inoutvec becomes the map "invec's, then
+    inoutvec's" (invec holds the lower ranks' operand)."""
+    u = np.frombuffer(invec, dtype=np.int64).reshape(-1, 2)
+    v = np.frombuffer(inoutvec, dtype=np.int64).reshape(-1, 2)
+    v[:, 1] = v[:, 0] * u[:, 1] + v[:, 1]
+    v[:, 0] *= u[:, 0]
+
+
+PAIR = MPI.INT64_T.Create_contiguous(2).Commit()   # AFFINE's element
+AFFINE = MPI.Op.Create(_affine, commute=False)
+
+# the vector collectives: patterns of per-rank counts (vcount1, vcount2),
+# layouts of the blocks (vlayout), dtypes of the data movements, and the
+# (dtype, op) pairs of Reduce_scatter, Scan and Exscan
+V_MIXED, V_ZERO, V_ONE, V_LARGE = "mixed", "zero", "one", "large"
+VMIXED = (3, 0, 7, 1, 0, 5)
+PACKED, REVGAPS = "packed", "reversed+gaps"
+VDTYPES = (np.int32, np.complex128)
+VRED = ((np.int32, "SUM"), (np.float32, "SUM"), (np.float64, "SUM"),
+        (np.int64, "MAX"), (np.complex128, "PROD"), (np.int64, "AFFINE"))
+VOPS = dict(OPS, AFFINE=AFFINE)
 
 
 class Tally:
@@ -100,7 +132,30 @@ def garbage(key, dtype, n):
     return gen((*key, K_GARBAGE), WORLD.rank, dtype, "SUM", n)
 
 
+def gen_red(key, rank, dtype, opname, n):
+    """Like gen, for the ops of VOPS: n AFFINE elements are 2n int64."""
+    if opname == "AFFINE":
+        return gen(key, rank, np.int64, "PROD", 2 * n)
+    return gen(key, rank, dtype, opname, n)
+
+
+def width(opname):
+    """numpy elements per MPI element"""
+    return 2 if opname == "AFFINE" else 1
+
+
+def message(buf, opname):
+    return [buf, PAIR] if opname == "AFFINE" else buf
+
+
 def reduce_expected(arrays, dtype, opname):
+    if opname == "AFFINE":   # in rank order
+        acc = arrays[0].reshape(-1, 2).copy()
+        for a in arrays[1:]:
+            v = a.reshape(-1, 2)
+            acc[:, 1] = v[:, 0] * acc[:, 1] + v[:, 1]
+            acc[:, 0] *= v[:, 0]
+        return acc.reshape(-1)
     stack = np.stack(arrays)
     if opname == "SUM":
         return stack.sum(axis=0, dtype=dtype)
@@ -109,6 +164,53 @@ def reduce_expected(arrays, dtype, opname):
     if opname == "MIN":
         return stack.min(axis=0)
     return stack.max(axis=0)
+
+
+def vcount1(pat, r, p):
+    """The count of rank r's block (of p) under counts pattern pat."""
+    if pat == V_MIXED:
+        return VMIXED[r % 6]
+    if pat == V_ZERO:
+        return 0
+    if pat == V_ONE:
+        return 1001 if r == p - 1 else 0
+    return NBIG // p * (2 + r % 2) // 3     # V_LARGE
+
+
+def vcount2(pat, i, j, p, sym):
+    """The count of the block rank i sends rank j (Alltoallv) under pattern
+    pat; sym: the same as the block j sends i (in-place Alltoallv)."""
+    k = i + j if sym else 2 * i + j
+    if pat == V_MIXED:
+        return VMIXED[k % 6]
+    if pat == V_ZERO:
+        return 0
+    if pat == V_ONE:
+        return 1001 if (k == p - 1 if sym else (i, j) == (p - 1, 0)) else 0
+    return NBIG // (p * p) * (2 + k % 2) // 3
+
+
+def vlayout(counts, lay):
+    """Displacements of blocks of counts (one per rank) and the elements the
+    buffer spans: PACKED in rank order, or REVGAPS in reverse rank order with
+    a gap of 1 to 3 elements before each block and 2 after the last."""
+    displs, ext = [0] * len(counts), 0
+    if lay == PACKED:
+        for r, c in enumerate(counts):
+            displs[r], ext = ext, ext + c
+        return displs, ext
+    for r in reversed(range(len(counts))):
+        ext += 1 + (r + 1) % 3
+        displs[r], ext = ext, ext + counts[r]
+    return displs, ext + 2
+
+
+def place(buf, counts, displs, blocks):
+    """buf with blocks[r] at displs[r] (counts[r] elements)."""
+    out = buf.copy()
+    for r, b in enumerate(blocks):
+        out[displs[r]:displs[r] + counts[r]] = b
+    return out
 
 
 class Guarded:
@@ -311,6 +413,158 @@ class Checks:
         self._finish(self._label("Alltoall", dtype, n, None, None, inplace),
                      self._cmp(rb.buf, want), bufs, sok)
 
+    # -- vector collectives, Scan, Exscan: the gaps of a layout start with
+    # garbage and must keep it (the expected buffer keeps them)
+    def _vlabel(self, coll, dtype, pat, lay=None, opname=None, root=None,
+                inplace=False):
+        s = f"{coll} {np.dtype(dtype).name}"
+        if opname:
+            s += f" op={opname}"
+        s += f" counts={pat}"
+        if lay:
+            s += f" layout={lay}"
+        if root is not None:
+            s += f" root={root}"
+        return s + f" in_place={inplace}"
+
+    def allgatherv(self, dtype, pat, lay, inplace):
+        key, p, me = self._key(), self.p, self.me
+        counts = [vcount1(pat, r, p) for r in range(p)]
+        displs, ext = vlayout(counts, lay)
+        inputs = [gen(key, r, dtype, "SUM", counts[r]) for r in range(p)]
+        init = garbage(key, dtype, ext)
+        want = place(init, counts, displs, inputs)
+        if inplace:   # this rank's block already in place
+            rb = Guarded(place(init, counts[me:me + 1], displs[me:me + 1],
+                               inputs[me:me + 1]), key)
+            self.comm.Allgatherv(MPI.IN_PLACE, [rb.buf, (counts, displs)])
+            bufs, sok = [rb], True
+        else:
+            sb = Guarded(inputs[me], key + (K_SEND,))
+            rb = Guarded(init, key)
+            self.comm.Allgatherv(sb.buf, [rb.buf, (counts, displs)])
+            bufs, sok = [rb, sb], sb.unchanged()
+        self._finish(self._vlabel("Allgatherv", dtype, pat, lay, None, None, inplace),
+                     self._cmp(rb.buf, want), bufs, sok)
+
+    def alltoallv(self, dtype, pat, lay, inplace):
+        """Receive blocks in layout lay; send blocks in the other layout (in
+        place: both in lay, the counts symmetric)."""
+        key, p, me = self._key(), self.p, self.me
+        slay = lay if inplace else (REVGAPS if lay == PACKED else PACKED)
+        sends = []   # every rank's send counts, displacements, extent
+        for i in range(p):
+            c = [vcount2(pat, i, j, p, inplace) for j in range(p)]
+            sends.append((c, *vlayout(c, slay)))
+        inputs = [gen(key, i, dtype, "SUM", sends[i][2]) for i in range(p)]
+        rc = [sends[j][0][me] for j in range(p)]
+        rd, rext = vlayout(rc, lay)
+        blocks = [inputs[j][sends[j][1][me]:sends[j][1][me] + rc[j]] for j in range(p)]
+        if inplace:
+            rb = Guarded(inputs[me], key)
+            self.comm.Alltoallv(MPI.IN_PLACE, [rb.buf, (rc, rd)])
+            bufs, sok = [rb], True
+        else:
+            sb = Guarded(inputs[me], key + (K_SEND,))
+            rb = Guarded(garbage(key, dtype, rext), key)
+            self.comm.Alltoallv([sb.buf, (sends[me][0], sends[me][1])],
+                                [rb.buf, (rc, rd)])
+            bufs, sok = [rb, sb], sb.unchanged()
+        want = place(rb.orig[G:G + rext], rc, rd, blocks)
+        self._finish(self._vlabel("Alltoallv", dtype, pat, lay, None, None, inplace),
+                     self._cmp(rb.buf, want), bufs, sok)
+
+    def gatherv(self, dtype, pat, lay, root, inplace):
+        key, p, me = self._key(), self.p, self.me
+        counts = [vcount1(pat, r, p) for r in range(p)]
+        displs, ext = vlayout(counts, lay)
+        inputs = [gen(key, r, dtype, "SUM", counts[r]) for r in range(p)]
+        inp = inplace and me == root
+        label = self._vlabel("Gatherv", dtype, pat, lay, None, root, inp)
+        if me != root:   # the receive arguments are not significant here
+            sb = Guarded(inputs[me], key + (K_SEND,))
+            self.comm.Gatherv(sb.buf, None, root)
+            self._finish(label, True, [sb], sb.unchanged())
+            return
+        init = garbage(key, dtype, ext)
+        want = place(init, counts, displs, inputs)
+        if inp:   # root's own block already in place
+            rb = Guarded(place(init, counts[me:me + 1], displs[me:me + 1],
+                               inputs[me:me + 1]), key)
+            self.comm.Gatherv(MPI.IN_PLACE, [rb.buf, (counts, displs)], root)
+            bufs, sok = [rb], True
+        else:
+            sb = Guarded(inputs[me], key + (K_SEND,))
+            rb = Guarded(init, key)
+            self.comm.Gatherv(sb.buf, [rb.buf, (counts, displs)], root)
+            bufs, sok = [rb, sb], sb.unchanged()
+        self._finish(label, self._cmp(rb.buf, want), bufs, sok)
+
+    def scatterv(self, dtype, pat, lay, root, inplace):
+        key, p, me = self._key(), self.p, self.me
+        counts = [vcount1(pat, r, p) for r in range(p)]
+        displs, ext = vlayout(counts, lay)
+        data = gen(key, root, dtype, "SUM", ext)
+        want = data[displs[me]:displs[me] + counts[me]]
+        inp = inplace and me == root
+        label = self._vlabel("Scatterv", dtype, pat, lay, None, root, inp)
+        sb = Guarded(data, key + (K_SEND,)) if me == root else None
+        smsg = [sb.buf, (counts, displs)] if sb else None
+        if inp:   # root's own block stays in the send buffer
+            self.comm.Scatterv(smsg, MPI.IN_PLACE, root)
+            self._finish(label, True, [sb], sb.unchanged())
+            return
+        rb = Guarded(garbage(key, dtype, counts[me]), key)
+        self.comm.Scatterv(smsg, rb.buf, root)
+        self._finish(label, self._cmp(rb.buf, want), [rb] + ([sb] if sb else []),
+                     sb.unchanged() if sb else True)
+
+    def reduce_scatter(self, dtype, opname, pat, inplace):
+        key, p, me, op, w = self._key(), self.p, self.me, VOPS[opname], width(opname)
+        counts = [vcount1(pat, r, p) for r in range(p)]
+        off = sum(counts[:me])
+        inputs = [gen_red(key, r, dtype, opname, sum(counts)) for r in range(p)]
+        want = reduce_expected([a[off * w:(off + counts[me]) * w] for a in inputs],
+                               dtype, opname)
+        if inplace:
+            # the whole vector in recvbuf; only this rank's block (at its
+            # start) is defined afterwards
+            rb = Guarded(inputs[me], key)
+            self.comm.Reduce_scatter(MPI.IN_PLACE, message(rb.buf, opname), counts, op)
+            bufs, sok = [rb], True
+        else:
+            sb = Guarded(inputs[me], key + (K_SEND,))
+            rb = Guarded(garbage(key, dtype, counts[me] * w), key)
+            self.comm.Reduce_scatter(message(sb.buf, opname), message(rb.buf, opname),
+                                     counts, op)
+            bufs, sok = [rb, sb], sb.unchanged()
+        self._finish(self._vlabel("Reduce_scatter", dtype, pat, None, opname, None,
+                                  inplace),
+                     self._cmp(rb.buf[:counts[me] * w], want), bufs, sok)
+
+    def scan(self, dtype, opname, n, inplace, exclusive=False):
+        """Scan, or Exscan (exclusive): Exscan leaves rank 0's receive
+        buffer undefined; Open MPI 4.1 does not touch it, and neither may
+        Overpass (programs that preset it would see a change)."""
+        key, me, op, w = self._key(), self.me, VOPS[opname], width(opname)
+        inputs = [gen_red(key, r, dtype, opname, n) for r in range(me + 1)]
+        rb = Guarded(inputs[me] if inplace else garbage(key, dtype, n * w), key)
+        if exclusive and me == 0:
+            want = rb.buf.copy()
+        else:
+            want = reduce_expected(inputs[:me if exclusive else me + 1], dtype, opname)
+        call = self.comm.Exscan if exclusive else self.comm.Scan
+        if inplace:
+            call(MPI.IN_PLACE, message(rb.buf, opname), op)
+            bufs, sok = [rb], True
+        else:
+            sb = Guarded(inputs[me], key + (K_SEND,))
+            call(message(sb.buf, opname), message(rb.buf, opname), op)
+            bufs, sok = [rb, sb], sb.unchanged()
+        self._finish(self._label("Exscan" if exclusive else "Scan", dtype, n, opname,
+                                 None, inplace),
+                     self._cmp(rb.buf, want), bufs, sok)
+
     def barrier(self):
         """Nobody may leave the barrier before the last rank entered it
         (checked when all ranks share a node, i.e. one monotonic clock);
@@ -331,7 +585,8 @@ class Checks:
                           "a rank left before the last one entered")
 
     # -- the standard sequence
-    def run_all(self, counts):
+    def run_all(self, counts, vector=True):
+        """vector: the vector collectives, Scan and Exscan too"""
         p = self.p
         for dtype in DTYPES:
             for opname in OPS:
@@ -353,7 +608,30 @@ class Checks:
                         self.gather(dtype, n, root, inplace)
                     self.allgather(dtype, n, inplace)
                     self.alltoall(dtype, n, inplace)
+        if vector:
+            self.run_vector(counts)
         self.barrier()
+
+    def run_vector(self, counts):
+        """The vector collectives with every counts pattern and layout; Scan
+        and Exscan with counts."""
+        p = self.p
+        for dtype in VDTYPES:
+            for pat in (V_MIXED, V_ZERO, V_ONE):
+                for lay in (PACKED, REVGAPS):
+                    for inplace in (False, True):
+                        self.allgatherv(dtype, pat, lay, inplace)
+                        self.alltoallv(dtype, pat, lay, inplace)
+                        for root in range(p):
+                            self.gatherv(dtype, pat, lay, root, inplace)
+                            self.scatterv(dtype, pat, lay, root, inplace)
+        for dtype, opname in VRED:
+            for inplace in (False, True):
+                for pat in (V_MIXED, V_ZERO, V_ONE):
+                    self.reduce_scatter(dtype, opname, pat, inplace)
+                for n in counts:
+                    self.scan(dtype, opname, n, inplace)
+                    self.scan(dtype, opname, n, inplace, exclusive=True)
 
     def run_large(self):
         p = self.p
@@ -366,6 +644,13 @@ class Checks:
             self.gather(np.float32, NBIG // p, 0, inplace)
             self.allgather(np.int32, NBIG // p, inplace)
             self.alltoall(np.int32, NBIG // p, inplace)
+            self.allgatherv(np.int32, V_LARGE, REVGAPS, inplace)
+            self.alltoallv(np.int32, V_LARGE, REVGAPS, inplace)
+            self.gatherv(np.float64, V_LARGE, PACKED, 0, inplace)
+            self.scatterv(np.int32, V_LARGE, REVGAPS, p - 1, inplace)
+            self.reduce_scatter(np.int32, "SUM", V_LARGE, inplace)
+            self.scan(np.int32, "SUM", NBIG, inplace)
+            self.scan(np.float64, "SUM", NBIG // 2, inplace, exclusive=True)
         self.allreduce(np.complex128, "PROD", NBIG // 4, True)
         self.bcast(np.int32, NBIG, p - 1)
 
@@ -436,13 +721,15 @@ def main():
 
     Checks(WORLD, "world").run_all(COUNTS)
     Checks(split, "split").run_all((1, 1001))
-    Checks(dup, "dup").run_all((0, 7))
+    Checks(dup, "dup").run_all((0, 7), vector=False)   # the same group as world
     Checks(WORLD, "world-large").run_large()
     pickle_checks(WORLD, "world")
     pickle_checks(split, "split")
     thread_checks()
     split.Free()
     dup.Free()
+    AFFINE.Free()
+    PAIR.Free()
 
     counts = exchange_p2p(WORLD, (TALLY.passed, TALLY.failed))
     passed = sum(c[0] for c in counts)
