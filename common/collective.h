@@ -87,9 +87,8 @@ constexpr bool isReduction(Collective c) {
 // True for the vector collectives: a count (and a displacement) per rank, which only some ranks
 // may know (coll/coll_args.h, BlockLayout).
 constexpr bool isVector(Collective c) {
-  return c == Collective::kAllgatherv || c == Collective::kAlltoallv ||
-         c == Collective::kGatherv || c == Collective::kScatterv ||
-         c == Collective::kReduceScatter;
+  return c == Collective::kAllgatherv || c == Collective::kAlltoallv || c == Collective::kGatherv ||
+         c == Collective::kScatterv || c == Collective::kReduceScatter;
 }
 
 }  // namespace overpass

@@ -340,8 +340,8 @@ int vectorBuffers(const Call& c, CallBuffer out[2]) {
         out[n++] = side(kRecv, all, c.recvtype, true, true);
       } else {
         out[n++] = side(kSend, all, c.recvtype, true, false);
-        out[n++] = side(kRecv, static_cast<std::size_t>(c.recvcounts[c.rank]), c.recvtype, false,
-                        true);
+        out[n++] =
+            side(kRecv, static_cast<std::size_t>(c.recvcounts[c.rank]), c.recvtype, false, true);
       }
       return n;
     }

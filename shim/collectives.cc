@@ -62,9 +62,9 @@ int onAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
 }
 
 int onAllgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                 MPI_Comm comm) {
-  Call call = Call::blocks(kAllgatherv, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, 0, comm);
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  Call call =
+      Call::blocks(kAllgatherv, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, 0, comm);
   call.recvcounts = recvcounts;
   call.rdispls = displs;
   return dispatch(call);
@@ -92,8 +92,8 @@ int onGatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
 }
 
 int onScatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-               MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-               int root, MPI_Comm comm) {
+               MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+               MPI_Comm comm) {
   Call call =
       Call::blocks(kScatterv, sendbuf, 0, sendtype, recvbuf, recvcount, recvtype, root, comm);
   call.sendcounts = sendcounts;

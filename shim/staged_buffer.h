@@ -71,7 +71,9 @@ class StagedBlocks {
   void* data() const { return data_; }
   BlockLayout layout() const { return {bytes_.data(), offset_.data()}; }
   std::size_t bytes(int q) const { return bytes_[static_cast<std::size_t>(q)]; }
-  char* block(int q) const { return static_cast<char*>(data_) + offset_[static_cast<std::size_t>(q)]; }
+  char* block(int q) const {
+    return static_cast<char*>(data_) + offset_[static_cast<std::size_t>(q)];
+  }
   int pack(int q) const { return copy(q, true); }  // no-ops when not staged
   int unpack(int q) const { return copy(q, false); }
   int packAll() const;

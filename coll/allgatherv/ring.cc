@@ -21,7 +21,8 @@ Status allgathervRing(const CollArgs& args, Team& team) {
     const int sent = wrap(rank - s + 1), received = wrap(rank - s);
     P2POp ops[2];
     int n = 0;
-    if (b.bytes[received]) ops[n++] = P2POp::recv(out + b.offset[received], b.bytes[received], left);
+    if (b.bytes[received])
+      ops[n++] = P2POp::recv(out + b.offset[received], b.bytes[received], left);
     if (b.bytes[sent])
       ops[n++] = P2POp::send(s == 1 ? args.sendbuf : out + b.offset[sent], b.bytes[sent], right);
     if (n) OVERPASS_CHECK(team.transport.exchange({ops, static_cast<std::size_t>(n)}, tag));

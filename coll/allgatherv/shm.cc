@@ -25,7 +25,9 @@ Status allgathervShm(const CollArgs& args, Team& team) {
   }
   ShmChannel& ch = *team.shm;
   const std::size_t buffer = ch.bufferBytes();
-  auto part = [&](int q, std::size_t off) { return b.bytes[q] > off ? std::min(buffer, b.bytes[q] - off) : 0; };
+  auto part = [&](int q, std::size_t off) {
+    return b.bytes[q] > off ? std::min(buffer, b.bytes[q] - off) : 0;
+  };
   for (std::size_t off = 0; off < most; off += buffer) {
     OVERPASS_CHECK(ch.reserve());
     if (const std::size_t c = part(r, off)) std::memcpy(ch.next(), in + off, c);

@@ -25,7 +25,8 @@ Status alltoallvPairwise(const CollArgs& args, Team& team) {
     if (in.bytes[to]) ops[n++] = P2POp::send(send + in.offset[to], in.bytes[to], to);
     if (n) OVERPASS_CHECK(team.transport.exchange({ops, static_cast<std::size_t>(n)}, tag));
   }
-  if (out.bytes[rank]) std::memcpy(recv + out.offset[rank], send + in.offset[rank], out.bytes[rank]);
+  if (out.bytes[rank])
+    std::memcpy(recv + out.offset[rank], send + in.offset[rank], out.bytes[rank]);
   return Status::kOk;
 }
 

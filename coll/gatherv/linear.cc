@@ -13,8 +13,7 @@ Status gathervLinear(const CollArgs& args, Team& team) {
   const int rank = team.rank(), size = team.size();
   const int tag = static_cast<int>(args.coll);
   if (rank != args.root)
-    return args.bytes ? team.transport.send(args.sendbuf, args.bytes, args.root, tag)
-                      : Status::kOk;
+    return args.bytes ? team.transport.send(args.sendbuf, args.bytes, args.root, tag) : Status::kOk;
   const BlockLayout& b = args.recvBlocks;
   auto* out = static_cast<unsigned char*>(args.recvbuf);
   std::vector<P2POp> ops;

@@ -23,8 +23,8 @@ Status reduceScatterRankOrder(const CollArgs& args, Team& team) {
     if (size == 1 || args.count == 0) return Status::kOk;
   }
   // Contribution q lands at blocks + q * mine (the own one read where it is).
-  auto* blocks = static_cast<unsigned char*>(team.scratch.get(
-      ScratchSlot::kBlocks, mine * static_cast<std::size_t>(size)));
+  auto* blocks = static_cast<unsigned char*>(
+      team.scratch.get(ScratchSlot::kBlocks, mine * static_cast<std::size_t>(size)));
   std::vector<P2POp> ops;
   ops.reserve(2 * static_cast<std::size_t>(size));
   for (int q = 0; q < size; ++q) {

@@ -23,18 +23,20 @@ Status prefixChain(const CollArgs& args, Team& team, bool inclusive) {
     if (inclusive && args.recvbuf != args.sendbuf) std::memcpy(args.recvbuf, args.sendbuf, n);
     return size > 1 ? team.transport.send(args.sendbuf, n, 1, tag) : Status::kOk;
   }
-  auto* before = static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming, n));
-  OVERPASS_CHECK(team.transport.recv(before, n, rank - 1, tag));
+  // Exscan's result is the prefix received: straight into recvbuf unless that still holds x_r
+  // (in place), which the next prefix needs (not on the last rank).
   const bool last = rank == size - 1;
-  if (!inclusive && last) {  // nothing to pass on: the result is the prefix received
-    std::memcpy(args.recvbuf, before, n);
-    return Status::kOk;
-  }
+  const bool direct = !inclusive && (last || args.sendbuf != args.recvbuf);
+  auto* before = direct ? static_cast<unsigned char*>(args.recvbuf)
+                        : static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming, n));
+  OVERPASS_CHECK(team.transport.recv(before, n, rank - 1, tag));
+  if (!inclusive && last) return Status::kOk;
   // The new prefix, before x_r is overwritten in place: in recvbuf for scan, else in scratch.
-  auto* prefix = inclusive ? static_cast<unsigned char*>(args.recvbuf)
-                           : static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPartial, n));
+  auto* prefix = inclusive
+                     ? static_cast<unsigned char*>(args.recvbuf)
+                     : static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPartial, n));
   reduceInto(before, args.sendbuf, prefix, args.count, args.type, args.op, args.user);
-  if (!inclusive) std::memcpy(args.recvbuf, before, n);
+  if (!inclusive && !direct) std::memcpy(args.recvbuf, before, n);
   return last ? Status::kOk : team.transport.send(prefix, n, rank + 1, tag);
 }
 

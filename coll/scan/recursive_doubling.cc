@@ -21,8 +21,9 @@ Status prefixDoubling(const CollArgs& args, Team& team, bool inclusive) {
   if (n == 0) return Status::kOk;
   // scan: the partial is the result, in recvbuf; exscan: the partial in scratch, and the
   // exclusive prefix (x(r-2d+1) .. x(r-1)) in recvbuf from the first round that brings one.
-  auto* partial = inclusive ? static_cast<unsigned char*>(args.recvbuf)
-                            : static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPartial, n));
+  auto* partial = inclusive
+                      ? static_cast<unsigned char*>(args.recvbuf)
+                      : static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPartial, n));
   if (partial != args.sendbuf) std::memcpy(partial, args.sendbuf, n);
   auto* incoming = static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming, n));
   bool haveExclusive = false;

@@ -13,8 +13,7 @@ Status scattervLinear(const CollArgs& args, Team& team) {
   const int rank = team.rank(), size = team.size();
   const int tag = static_cast<int>(args.coll);
   if (rank != args.root)
-    return args.bytes ? team.transport.recv(args.recvbuf, args.bytes, args.root, tag)
-                      : Status::kOk;
+    return args.bytes ? team.transport.recv(args.recvbuf, args.bytes, args.root, tag) : Status::kOk;
   const BlockLayout& b = args.sendBlocks;
   const auto* in = static_cast<const unsigned char*>(args.sendbuf);
   std::vector<P2POp> ops;

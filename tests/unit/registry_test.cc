@@ -68,9 +68,9 @@ TEST(Registry, CostHelpersAreExactForEveryTeamSize) {
 
 // Deterministic mode relies on it: every reduction has a rank-order algorithm for every call.
 TEST(Registry, EveryReductionHasARankOrderAlgorithmServingEveryCall) {
-  for (Collective coll : {Collective::kAllreduce, Collective::kReduce,
-                          Collective::kReduceScatterBlock, Collective::kReduceScatter,
-                          Collective::kScan, Collective::kExscan}) {
+  for (Collective coll :
+       {Collective::kAllreduce, Collective::kReduce, Collective::kReduceScatterBlock,
+        Collective::kReduceScatter, Collective::kScan, Collective::kExscan}) {
     for (std::size_t count : {0ul, 1ul, 3ul, 1000ul, 1ul << 24})
       for (int p : {1, 2, 3, 7, 16}) {
         CallShape call{coll, count * 8, count, p, true};

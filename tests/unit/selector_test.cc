@@ -117,17 +117,39 @@ TEST(Tune, FormatsSizesAsTheGrammarWritesThem) {
   EXPECT_EQ(formatSize(SIZE_MAX), "inf");
 }
 
-// The built-in rules hand a call to the MPI library only where it was measured faster: tiny
-// bcast at 3-4 ranks, gather and scatter at 2-4 (their root returns without waiting), never a
-// reduction (deterministic mode must keep its rank-order algorithms).
+// The built-in rules hand a call to the MPI library only where it was measured faster (here
+// off one node: no shared-memory algorithm serves these shapes): tiny bcast at 3-4 ranks, gather
+// and scatter at 2-4 (their root returns without waiting); alltoallv, gatherv and scatterv at
+// 2-4 (no size every rank knows, and no algorithm of Overpass's matched the MPI library at every
+// size); allgatherv at 2; the reduce_scatter at 2 below 32 KiB; the scans at 2-4 (at 3-4 on one
+// node shm serves them from 512 B), but the chain's scan at 2 from 4 KiB. Never a reduction in
+// deterministic mode (below).
 bool measuredPmpi(Collective coll, std::size_t bytes, int p) {
-  const bool rooted =
-      coll == Collective::kBcast || coll == Collective::kGather || coll == Collective::kScatter;
-  const int fewest = coll == Collective::kBcast ? 3 : 2;
-  return rooted && p >= fewest && p < 5 && bytes < (coll == Collective::kBcast ? 512u : 1024u);
+  using enum Collective;
+  if (p < 2 || p >= 5) return false;
+  switch (coll) {
+    case kBcast:
+      return p >= 3 && bytes < 512;
+    case kGather:
+    case kScatter:
+      return bytes < 1024;
+    case kAlltoallv:
+    case kGatherv:
+    case kScatterv:
+    case kExscan:
+      return true;
+    case kAllgatherv:
+      return p == 2;
+    case kReduceScatter:
+      return p == 2 && bytes < 32 * 1024;
+    case kScan:
+      return p > 2 || bytes < 4096;
+    default:
+      return false;
+  }
 }
 
-TEST(Selector, BuiltInRulesParseAndServeEveryCallWithOverpassButTinyRootedOnes) {
+TEST(Selector, BuiltInRulesParseAndServeEveryCallWithOverpassButWhereMeasured) {
   std::string error;
   ASSERT_TRUE(parseTune(kDefaultTune, &error)) << error;
   const Selector s = selectorWith({});
@@ -135,12 +157,27 @@ TEST(Selector, BuiltInRulesParseAndServeEveryCallWithOverpassButTinyRootedOnes) 
     for (std::size_t bytes : {0ul, 1ul, 8ul, 4096ul, 65536ul, 1ul << 20, 1ul << 26})
       for (int p : {1, 2, 3, 4, 5, 8, 13, 16}) {
         const auto coll = static_cast<Collective>(c);
-        const Selection sel = s.select(shape(coll, bytes, p));
+        CallShape call = shape(coll, bytes, p);
+        const Selection sel = s.select(call);
         EXPECT_EQ(sel.algorithm->coll, coll);
         EXPECT_EQ(sel.algorithm->isPmpi(), measuredPmpi(coll, bytes, p))
             << collectiveName(coll) << " " << bytes << " B on " << p;
-        EXPECT_TRUE(sel.algorithm->canServe(shape(coll, bytes, p)));
+        EXPECT_TRUE(sel.algorithm->canServe(call));
+        // Deterministic mode: an order-sensitive reduction never goes to the MPI library by a
+        // built-in rule, whose order is not the rank order.
+        call.ordered = isReduction(coll);
+        EXPECT_TRUE(!call.ordered || !s.select(call).algorithm->isPmpi())
+            << collectiveName(coll) << " " << bytes << " B on " << p << " in deterministic mode";
       }
+  // A user's rule naming the MPI library still decides (the explicit choice of its order).
+  Config config;
+  config.tune = "scan:@pmpi";
+  std::vector<std::string> errors;
+  const auto user = Selector::create(config, &errors);
+  ASSERT_TRUE(user);
+  CallShape ordered = shape(Collective::kScan, 4096, 4);
+  ordered.ordered = true;
+  EXPECT_TRUE(user->select(ordered).algorithm->isPmpi());
 }
 
 TEST(Selector, CostModelPrefersLatencyOptimalSmallAndBandwidthOptimalLarge) {

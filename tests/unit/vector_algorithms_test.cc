@@ -111,7 +111,12 @@ TEST(VectorAlgorithms, AllgathervIrregularShuffledInAndOutOfPlace) {
               a.sendbuf = in.data();
             }
             ASSERT_EQ(alg->run(a, team), Status::kOk) << alg->name;
-            expectBlocks(out, l, [](int q) { return std::pair{q, 0}; }, alg->name.data());
+            expectBlocks(
+                out, l,
+                [](int q) {
+                  return std::pair{q, 0};
+                },
+                alg->name.data());
           });
         }
 }
@@ -137,7 +142,12 @@ TEST(VectorAlgorithms, AlltoallvEachRankKnowsOnlyItsOwnCounts) {
           a.sendBlocks = send.view();
           a.recvBlocks = recv.view();
           ASSERT_EQ(alg->run(a, team), Status::kOk) << alg->name;
-          expectBlocks(out, recv, [r](int s) { return std::pair{s, r}; }, alg->name.data());
+          expectBlocks(
+              out, recv,
+              [r](int s) {
+                return std::pair{s, r};
+              },
+              alg->name.data());
         });
       }
 }
@@ -177,7 +187,12 @@ TEST(VectorAlgorithms, GathervAndScattervEveryRootInAndOutOfPlace) {
               ASSERT_EQ(alg->run(a, team), Status::kOk) << alg->name;
               if (coll == Collective::kGatherv) {
                 if (isRoot)
-                  expectBlocks(whole, l, [](int q) { return std::pair{q, 0}; }, alg->name.data());
+                  expectBlocks(
+                      whole, l,
+                      [](int q) {
+                        return std::pair{q, 0};
+                      },
+                      alg->name.data());
               } else if (!here) {
                 std::vector<unsigned char> want(mine.size(), kGarbage);
                 fill(want.data(), root, r, counts[r]);
