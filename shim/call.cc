@@ -98,7 +98,7 @@ std::optional<FallbackReason> translate(MPI_Datatype mpiType, MPI_Op mpiOp, bool
   if (lb != 0 || trueLb != 0 || trueExtent != extent || extent <= 0 || size != extent)
     return FallbackReason::kDerivedTypeUserOp;  // gaps: copying whole extents would fill them
   red->elementBytes = static_cast<std::size_t>(extent);
-  OVERPASS_DEBUG("user-defined commutative operation: applied through MPI_Reduce_local");
+  OVERPASS_DEBUG("user-defined operation: applied through MPI_Reduce_local");
   red->userContext = {mpiType, mpiOp, extent};
   red->user = {applyUserOp, nullptr, commutative != 0, red->elementBytes};
   return std::nullopt;
@@ -147,12 +147,11 @@ bool Call::valid() const {
     case kAllreduce:
     case kReduce:
     case kReduceScatterBlock:
-      return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL && op != MPI_OP_NULL;
-    case kBcast:
-      return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL;
     case kScan:
     case kExscan:
       return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL && op != MPI_OP_NULL;
+    case kBcast:
+      return recvcount >= 0 && recvtype != MPI_DATATYPE_NULL;
     case kReduceScatter:
       return recvcounts && recvtype != MPI_DATATYPE_NULL && op != MPI_OP_NULL;
     case kAllgather:

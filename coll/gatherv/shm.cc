@@ -1,10 +1,10 @@
-// Gatherv through the node's shared memory: a first round in which every rank publishes the size
-// of its block (only the root knows them all, and every rank must go through the same rounds:
-// as many as the largest block needs), then per round every rank copies the next chunk (up to one
-// buffer) of its block into its buffer and the root copies every chunk out; the others do not
-// wait for the root.
-// Cost: one round + per round: one round + copy in (own chunk) + the root's copy out.
-// Preconditions: the team shares one channel and a buffer holds 8 bytes.
+// Gatherv through the node's shared memory: per round every rank copies the next chunk (up to one
+// buffer after a 64-byte header) of its block into its buffer and the root copies every chunk
+// out. Only the root knows every block, yet every rank must go through the same rounds, as many
+// as the largest block needs: the header of the first round carries each rank's block size, and
+// in that round every rank waits for all; in the later ones only the root does.
+// Cost per round: one round + copy in (own chunk) + the root's copy out.
+// Preconditions: the team shares one channel and a buffer holds more than 64 bytes.
 // Result: block q of rank q at recvbuf + recvBlocks.offset[q] at the root.
 #include <algorithm>
 #include <cstdint>
@@ -19,34 +19,32 @@ Status gathervShm(const CollArgs& args, Team& team) {
   const bool isRoot = r == args.root;
   auto* out = static_cast<unsigned char*>(args.recvbuf);
   const auto* in = static_cast<const unsigned char*>(args.sendbuf);
-  const std::size_t mine = args.bytes;
+  const std::uint64_t mine = args.bytes;
   if (p == 1) {
     if (mine && out + args.recvBlocks.offset[r] != in)
       std::memcpy(out + args.recvBlocks.offset[r], in, mine);
     return Status::kOk;
   }
   ShmChannel& ch = *team.shm;
-  OVERPASS_CHECK(ch.reserve());
-  const std::uint64_t size = mine;
-  std::memcpy(ch.next(), &size, sizeof size);
-  OVERPASS_CHECK(ch.sync());
-  std::uint64_t most = 0;
-  for (int q = 0; q < p; ++q) {
-    std::uint64_t s = 0;
-    std::memcpy(&s, ch.peer(q), sizeof s);
-    most = std::max(most, s);
-  }
-  const std::size_t buffer = ch.bufferBytes();
-  for (std::size_t off = 0; off < most; off += buffer) {
+  constexpr std::size_t kHeader = 64;  // a cache line: the data starts on the next one
+  const std::size_t chunk = ch.bufferBytes() - kHeader;
+  std::uint64_t most = 0;  // known after the first round
+  for (std::size_t off = 0; off == 0 || off < most; off += chunk) {
     OVERPASS_CHECK(ch.reserve());
-    if (mine > off) std::memcpy(ch.next(), in + off, std::min(buffer, mine - off));
-    OVERPASS_CHECK(ch.sync(isRoot ? ShmChannel::kAll : r));
+    std::memcpy(ch.next(), &mine, sizeof mine);
+    if (mine > off) std::memcpy(ch.next() + kHeader, in + off, std::min(chunk, mine - off));
+    OVERPASS_CHECK(ch.sync(off == 0 || isRoot ? ShmChannel::kAll : r));
+    for (int q = 0; q < p && off == 0; ++q) {
+      std::uint64_t theirs = 0;
+      std::memcpy(&theirs, ch.peer(q), sizeof theirs);
+      most = std::max(most, theirs);
+    }
     if (!isRoot) continue;
     const BlockLayout& b = args.recvBlocks;
     for (int q = 0; q < p; ++q) {
       unsigned char* to = out + b.offset[q] + off;
       if (b.bytes[q] > off && !(q == r && to == in + off))
-        std::memcpy(to, ch.peer(q), std::min(buffer, b.bytes[q] - off));
+        std::memcpy(to, ch.peer(q) + kHeader, std::min(chunk, b.bytes[q] - off));
     }
   }
   return Status::kOk;

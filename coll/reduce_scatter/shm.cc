@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "kernels/reduce_kernels.h"
+#include "coll/phases/shm_fold.h"
 
 namespace overpass {
 
@@ -41,13 +41,7 @@ Status reduceScatterShm(const CollArgs& args, Team& team) {
     OVERPASS_CHECK(ch.sync());
     const std::size_t lo = std::max(off, first), hi = std::min(off + c, end);
     if (lo >= hi) continue;
-    const std::size_t at = lo - off, bytes = hi - lo;
-    const unsigned char* acc = ch.peer(0) + at;
-    for (int q = 1; q < p; ++q) {
-      unsigned char* to = q == p - 1 ? out + (lo - first) : partial[q % 2];
-      reduceInto(acc, ch.peer(q) + at, to, bytes / element, args.type, args.op, args.user);
-      acc = to;
-    }
+    shmFoldInRankOrder(ch, args, p - 1, lo - off, hi - lo, out + (lo - first), partial);
   }
   return Status::kOk;
 }

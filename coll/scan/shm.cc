@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "kernels/reduce_kernels.h"
+#include "coll/phases/shm_fold.h"
 
 namespace overpass {
 namespace {
@@ -40,17 +40,7 @@ Status prefixShm(const CollArgs& args, Team& team, bool inclusive) {
     OVERPASS_CHECK(ch.reserve());
     std::memcpy(ch.next(), in + off, c);
     OVERPASS_CHECK(ch.sync());
-    if (last < 0) continue;
-    if (last == 0) {
-      if (out + off != ch.peer(0)) std::memcpy(out + off, ch.peer(0), c);
-      continue;
-    }
-    const unsigned char* acc = ch.peer(0);
-    for (int q = 1; q <= last; ++q) {
-      unsigned char* to = q == last ? out + off : partial[q % 2];
-      reduceInto(acc, ch.peer(q), to, c / element, args.type, args.op, args.user);
-      acc = to;
-    }
+    if (last >= 0) shmFoldInRankOrder(ch, args, last, 0, c, out + off, partial);
   }
   return Status::kOk;
 }

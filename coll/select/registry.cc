@@ -56,6 +56,10 @@ constexpr bool onOneNode(const CallShape& c) {
 constexpr bool onOneNodeWithRoomForP(const CallShape& c) {
   return c.shmBuffer >= static_cast<std::size_t>(c.teamSize) * 64;
 }
+// The shm alltoallv and scatterv: p slots of 64 bytes after a 64-byte header.
+constexpr bool onOneNodeWithRoomForPAndHeader(const CallShape& c) {
+  return c.shmBuffer >= (static_cast<std::size_t>(c.teamSize) + 1) * 64;
+}
 // Shared-memory cost: a round (flag write, p flag reads) is far cheaper than a message; the
 // bytes are copies (and reductions) in memory. `rounds` and `bytes` per call.
 constexpr double shmCost(const CostModel& m, double rounds, double bytes) {
@@ -419,17 +423,17 @@ constexpr std::array kAlgorithms = {
                 return std::ceil((pOf(c) - 1) / kAlltoallLinearBatch) * m.alpha;
               }},
     Algorithm{kAlltoallv, "shm",
-              "node shared memory: a round agreeing on the largest block, then every rank copies "
-              "its blocks in and the ones meant for it out",
-              alltoallvShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 2, 0); },
-              onOneNodeWithRoomForP},
+              "node shared memory: every rank copies its blocks in and the ones meant for it "
+              "out, the first round also agreeing on the largest block",
+              alltoallvShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 1, 0); },
+              onOneNodeWithRoomForPAndHeader},
     OVERPASS_PMPI(kGatherv),
     Algorithm{kGatherv, "linear", "every rank sends its block to the root", gathervLinear,
               [](const CallShape& c, const CostModel& m) { return (pOf(c) - 1) * m.alpha; }},
     Algorithm{kGatherv, "shm",
-              "node shared memory: a round agreeing on the largest block, then every rank copies "
-              "its block in and the root copies all out",
-              gathervShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 2, 0); },
+              "node shared memory: every rank copies its block in and the root copies all out, "
+              "the first round also agreeing on the largest block",
+              gathervShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 1, 0); },
               onOneNode},
     OVERPASS_PMPI(kScatterv),
     Algorithm{kScatterv, "linear", "the root sends every rank its block", scattervLinear,
@@ -438,7 +442,7 @@ constexpr std::array kAlgorithms = {
               "node shared memory: the root copies a chunk of every block in per round (the "
               "number of rounds in the first), every rank copies its own out",
               scattervShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 1, 0); },
-              onOneNodeWithRoomForP},
+              onOneNodeWithRoomForPAndHeader},
     OVERPASS_PMPI(kReduceScatter),
     Algorithm{kReduceScatter, "ring",
               "p-1 steps around a ring, each reducing one block into the travelling partial sum",

@@ -49,20 +49,22 @@ const std::string_view kDefaultTune =
     // The vector collectives and the scans (docs/PERFORMANCE.md, "Vector collectives and scans",
     // one node, np 2 and 4, 2026-12-04). Alltoallv, gatherv and scatterv have no size every rank
     // knows (they are selected as calls of 0 bytes), so one algorithm serves all their sizes, and
-    // none of Overpass's matched the MPI library at every size: np 4, the linear scatterv
-    // 1.5-2.0x from 4 KiB blocks but 0.4-0.5x below 1 KiB, the shm alltoallv 0.86-1.7x, the shm
-    // gatherv 0.13-0.18x below 1 KiB. Allgatherv through shm at np 3-4 (1.3-4.3x at every
+    // only the shm alltoallv at 3-4 ranks matched the MPI library at every size (np 4: 1.5-2.4x
+    // up to 32 KiB, 0.91-1.2x from 256 KiB, its rounds' slots aligned to cache lines): np 4, the
+    // linear scatterv 1.5-2.0x from 4 KiB blocks but 0.4-0.5x below 1 KiB, the shm gatherv and
+    // scatterv 0.1-0.3x below 1 KiB. Allgatherv through shm at np 3-4 (1.3-4.3x at every
     // size); at np 2 the MPI library (its single copy; shm 0.46-0.5x from 256 KiB).
-    // Reduce_scatter: np 2, the ring from 32 KiB (1.65-2.5x); np 3-4, shm (1.5-3.2x). Scan:
-    // np 2, the chain from 4 KiB (1.4-5x); np 3-4, shm from 512 B (1.3-2.5x). Exscan: shm from
-    // 512 B at np 3-4 (1.4-2.5x), up to 32 KiB at np 2 (1.7-2x). The MPI library elsewhere (its
-    // eager sends: 64 B scan at np 4 0.6 us against 2.9 through shm); in deterministic mode these
-    // built-in pmpi rules give way to the rank-order algorithms (Selector::builtIn_).
-    "#alltoallv:np=2-5:@pmpi#gatherv:np=2-5:@pmpi#scatterv:np=2-5:@pmpi"
+    // Reduce_scatter: np 2, the ring (1.65-2.5x from 32 KiB, 0.6x below 4 KiB); np 3-4, shm
+    // (1.5-3.2x). Scan and exscan: the chain, and shm from 512 B at np 3-4 (1.3-2.5x), exscan
+    // also at 512 B - 32 KiB at np 2 (1.7-2x); the chain is 1.4-5x from 4 KiB at np 2 and
+    // 0.5-0.65x at 64 B (Open MPI's eager sends). Reductions never go to the MPI library by a
+    // built-in rule: deterministic mode needs the rank order, and Open MPI 4.1.4 computes MIN and
+    // MAX of MPI_OFFSET as unsigned (check_colls.c), which Overpass's kernels do right.
+    "#alltoallv:np=2-5:@pmpi#alltoallv:np=3-5:@shm#gatherv:np=2-5:@pmpi#scatterv:np=2-5:@pmpi"
     "#allgatherv:np=2:@pmpi#allgatherv:np=3-5:@shm"
-    "#reduce_scatter:np=2:@pmpi#reduce_scatter:32K-inf:np=2:@ring#reduce_scatter:np=3-5:@shm"
-    "#scan:np=2-5:@pmpi#scan:4K-inf:np=2:@linear#scan:512-inf:np=3-5:@shm"
-    "#exscan:np=2-5:@pmpi#exscan:512-32K:np=2:@shm#exscan:512-inf:np=3-5:@shm"
+    "#reduce_scatter:np=2:@ring#reduce_scatter:np=3-5:@shm"
+    "#scan:np=2-5:@linear#scan:512-inf:np=3-5:@shm"
+    "#exscan:np=2-5:@linear#exscan:512-32K:np=2:@shm#exscan:512-inf:np=3-5:@shm"
     // Teams over several nodes: node steps in shared memory, only each rank's slice between
     // nodes. Serves nothing on one node (the rules above decide there). Measured across real hosts
     // (docs/PERFORMANCE.md, "Across hosts": 2 x 2 over a 1 Gbit/s link, both placements): one
@@ -119,7 +121,6 @@ std::optional<Selector> Selector::create(const Config& config, std::vector<std::
     errors->push_back("device tune rules: " + error);
     return std::nullopt;
   }
-  s.builtIn_ = s.rules_.size();
   if (auto user = parseTune(config.tune, &error)) {
     s.rules_.insert(s.rules_.end(), user->begin(), user->end());
   } else {
@@ -147,15 +148,14 @@ Selection Selector::select(const CallShape& call,
   auto allowed = [&](const Algorithm& a) {
     return a.canServe(call) && std::find(excluded.begin(), excluded.end(), &a) == excluded.end();
   };
-  for (std::size_t i = rules_.size(); i-- > 0;) {
-    const TuneRule& rule = rules_[i];
-    if (!rule.matches(call) || (i < builtIn_ && call.ordered && rule.algorithm->isPmpi())) continue;
-    if (allowed(*rule.algorithm)) {
-      s.algorithm = rule.algorithm;
-      s.rule = &rule;
+  for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
+    if (!it->matches(call)) continue;
+    if (allowed(*it->algorithm)) {
+      s.algorithm = it->algorithm;
+      s.rule = &*it;
       return s;
     }
-    if (!s.skipped) s.skipped = &rule;
+    if (!s.skipped) s.skipped = &*it;
   }
   double best = std::numeric_limits<double>::infinity();
   for (const Algorithm& a : algorithms()) {

@@ -47,10 +47,6 @@ class Selector {
 
  private:
   std::vector<TuneRule> rules_;
-  // rules_[0, builtIn_): the built-in and device rules. One of them naming the MPI library does
-  // not decide an order-sensitive reduction in deterministic mode (its order is not the rank
-  // order); a user's rule does (the explicit choice of the MPI library's order).
-  std::size_t builtIn_ = 0;
   CostModel model_{};
 };
 
