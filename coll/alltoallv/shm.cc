@@ -1,17 +1,18 @@
-// Alltoallv through the node's shared memory: per round every rank copies the next chunk of each
-// of its outgoing blocks into slot q of its buffer (p slots after a 64-byte header) and copies,
-// from every rank's buffer, the chunk meant for it. Each rank knows only its own counts, yet
-// every rank must go through the same rounds, as many as the largest block of all needs: the
-// header of the first round carries each rank's largest outgoing block, so blocks that fit one
-// slot take one round in all.
-// Cost per round: one round + copy in + copy out.
+// Alltoallv through the node's shared memory, for blocks that fit one round: every rank copies
+// the first chunk of each of its outgoing blocks into slot q of its buffer (p slots after a
+// 64-byte header) and copies, from every rank's buffer, the chunk meant for it. Each rank knows
+// only its own counts: the header carries each rank's largest outgoing block, so after this one
+// round every rank knows the largest of all, and where it did not fit one slot all go on alike
+// with the rest of every block through the transport (alltoallvLinear): rounds in lockstep
+// sized by the largest block made skewed and large calls 0.5x (docs/PERFORMANCE_HISTORY.md).
+// Cost: one round + copy in + copy out; beyond one slot, the linear exchange of the rest.
 // Preconditions: the team shares one channel and a buffer holds p slots of 64 bytes after its
-// header (the registry asks for room for p + 1 slots);
-// sendbuf and recvbuf do not overlap.
+// header (the registry asks for room for p + 1 slots); sendbuf and recvbuf do not overlap.
 // Result: block q of rank r's send blocks at block r of rank q's receive blocks.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "coll/algorithms.h"
 
@@ -31,28 +32,36 @@ Status alltoallvShm(const CollArgs& args, Team& team) {
   constexpr std::size_t kHeader = 64;
   const std::size_t slot = (ch.bufferBytes() - kHeader) / p / kHeader * kHeader;
   const std::uint64_t mine = *std::max_element(sb.bytes, sb.bytes + p);
-  std::uint64_t most = 0;  // known after the first round
-  auto part = [&](std::size_t bytes, std::size_t off) {
-    return bytes > off ? std::min(slot, bytes - off) : 0;
-  };
-  for (std::size_t off = 0; off == 0 || off < most; off += slot) {
-    OVERPASS_CHECK(ch.reserve());
-    unsigned char* buffer = ch.next();
-    std::memcpy(buffer, &mine, sizeof mine);
-    for (int q = 0; q < p; ++q)
-      if (const std::size_t c = part(sb.bytes[q], off))
-        std::memcpy(buffer + kHeader + q * slot, in + sb.offset[q] + off, c);
-    OVERPASS_CHECK(ch.sync());
-    for (int q = 0; q < p && off == 0; ++q) {
-      std::uint64_t theirs = 0;
-      std::memcpy(&theirs, ch.peer(q), sizeof theirs);
-      most = std::max(most, theirs);
-    }
-    for (int q = 0; q < p; ++q)
-      if (const std::size_t c = part(rb.bytes[q], off))
-        std::memcpy(out + rb.offset[q] + off, ch.peer(q) + kHeader + r * slot, c);
+  std::uint64_t most = 0;  // known after the round
+  OVERPASS_CHECK(ch.reserve());
+  unsigned char* buffer = ch.next();
+  std::memcpy(buffer, &mine, sizeof mine);
+  for (int q = 0; q < p; ++q)
+    if (const std::size_t c = std::min(slot, sb.bytes[q]))
+      std::memcpy(buffer + kHeader + q * slot, in + sb.offset[q], c);
+  OVERPASS_CHECK(ch.sync());
+  for (int q = 0; q < p; ++q) {
+    std::uint64_t theirs = 0;
+    std::memcpy(&theirs, ch.peer(q), sizeof theirs);
+    most = std::max(most, theirs);
+    if (const std::size_t c = std::min(slot, rb.bytes[q]))
+      std::memcpy(out + rb.offset[q], ch.peer(q) + kHeader + r * slot, c);
   }
-  return Status::kOk;
+  if (most <= slot) return Status::kOk;
+  // The rest of every block, past its first slot, exchanged point to point.
+  std::vector<std::size_t> bytes(2 * static_cast<std::size_t>(p));
+  std::vector<std::ptrdiff_t> offset(2 * static_cast<std::size_t>(p));
+  auto rest = [&](const BlockLayout& b, std::size_t* restBytes, std::ptrdiff_t* restOffset) {
+    for (int q = 0; q < p; ++q) {
+      restBytes[q] = b.bytes[q] > slot ? b.bytes[q] - slot : 0;
+      restOffset[q] = b.offset[q] + static_cast<std::ptrdiff_t>(slot);
+    }
+    return BlockLayout{restBytes, restOffset};
+  };
+  CollArgs remainder = args;
+  remainder.sendBlocks = rest(sb, bytes.data(), offset.data());
+  remainder.recvBlocks = rest(rb, bytes.data() + p, offset.data() + p);
+  return alltoallvLinear(remainder, team);
 }
 
 }  // namespace overpass

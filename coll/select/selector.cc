@@ -49,8 +49,9 @@ const std::string_view kDefaultTune =
     // The vector collectives and the scans (docs/PERFORMANCE.md, "Vector collectives and scans",
     // one node, np 2 and 4, 2026-12-04). Alltoallv, gatherv and scatterv have no size every rank
     // knows (they are selected as calls of 0 bytes), so one algorithm serves all their sizes, and
-    // only the shm alltoallv at 3-4 ranks matched the MPI library at every size (np 4: 1.5-2.4x
-    // up to 32 KiB, 0.91-1.2x from 256 KiB, its rounds' slots aligned to cache lines): np 4, the
+    // only the shm alltoallv at 3-4 ranks matched the MPI library at every size (np 4: 1.2-2.2x
+    // up to 4-32 KiB, 0.90-1.12x above, every count pattern; one round, the rest point to
+    // point): np 4, the
     // linear scatterv 1.5-2.0x from 4 KiB blocks but 0.4-0.5x below 1 KiB, the shm gatherv and
     // scatterv 0.1-0.3x below 1 KiB. Allgatherv through shm at np 3-4 (1.3-4.3x at every
     // size); at np 2 the MPI library (its single copy; shm 0.46-0.5x from 256 KiB).
