@@ -19,7 +19,6 @@
 
 #include <mpi.h>
 
-
 #include "coll/select/cost_model.h"
 #include "common/status.h"
 #include "shim/call.h"

@@ -115,10 +115,4 @@ int StagedBlocks::packAll() const {
   return MPI_SUCCESS;
 }
 
-int StagedBlocks::unpackAll() const {
-  for (std::size_t q = 0; q < bytes_.size(); ++q)
-    if (int rc = copy(static_cast<int>(q), false); rc != MPI_SUCCESS) return rc;
-  return MPI_SUCCESS;
-}
-
 }  // namespace overpass::shim

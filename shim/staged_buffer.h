@@ -77,7 +77,6 @@ class StagedBlocks {
   int pack(int q) const { return copy(q, true); }  // no-ops when not staged
   int unpack(int q) const { return copy(q, false); }
   int packAll() const;
-  int unpackAll() const;
 
  private:
   int copy(int q, bool toStaging) const;

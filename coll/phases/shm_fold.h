@@ -1,33 +1,54 @@
 // The rank-order fold of one round's chunks in the node's shared memory (the shm reduce_scatter,
-// scan and exscan): out = ((x0 op x1) op x2) ... op x_last over `bytes` bytes at offset `at` of
-// every rank's buffer, the running result as the left operand (MPI_Reduce_local's `in`), as
-// every rank-order algorithm combines; intermediate results alternate between two scratch
-// chunks. last == 0: a copy of rank 0's chunk.
+// scan and exscan): per round every rank publishes the next chunk (whole elements, up to one
+// buffer) of its input, and fold() combines, over `bytes` bytes at offset `at` of every rank's
+// buffer, out = ((x0 op x1) op x2) ... op x_last, the running result as the left operand
+// (MPI_Reduce_local's `in`), as every rank-order algorithm combines; intermediate results
+// alternate between two scratch chunks. last == 0: a copy of rank 0's chunk.
 #pragma once
 
 #include <cstddef>
 #include <cstring>
 
 #include "coll/coll_args.h"
+#include "coll/team.h"
 #include "kernels/reduce_kernels.h"
 #include "shm/channel.h"
 
 namespace overpass {
 
-inline void shmFoldInRankOrder(const ShmChannel& ch, const CollArgs& args, int last, std::size_t at,
-                               std::size_t bytes, unsigned char* out,
-                               unsigned char* const partial[2]) {
-  const unsigned char* acc = ch.peer(0) + at;
-  if (last == 0) {
-    if (out != acc) std::memcpy(out, acc, bytes);
-    return;
+class ShmFold {
+ public:
+  ShmFold(const CollArgs& args, Team& team)
+      : args_(args),
+        ch_(*team.shm),
+        element_(args.bytes / args.count),
+        chunk_(ch_.bufferBytes() / element_ * element_) {
+    for (int i = 0; i < 2; ++i)
+      partial_[i] = static_cast<unsigned char*>(
+          team.scratch.get(i ? ScratchSlot::kIncoming2 : ScratchSlot::kIncoming, chunk_));
   }
-  const std::size_t count = bytes / (args.bytes / args.count);
-  for (int q = 1; q <= last; ++q) {
-    unsigned char* to = q == last ? out : partial[q % 2];
-    reduceInto(acc, ch.peer(q) + at, to, count, args.type, args.op, args.user);
-    acc = to;
+  // Bytes per round; 0 where one element is larger than a buffer (alike on every rank: the
+  // element size is, so the algorithm declines on all).
+  std::size_t chunk() const { return chunk_; }
+
+  void fold(int last, std::size_t at, std::size_t bytes, unsigned char* out) const {
+    const unsigned char* acc = ch_.peer(0) + at;
+    if (last == 0) {
+      if (out != acc) std::memcpy(out, acc, bytes);
+      return;
+    }
+    for (int q = 1; q <= last; ++q) {
+      unsigned char* to = q == last ? out : partial_[q % 2];
+      reduceInto(acc, ch_.peer(q) + at, to, bytes / element_, args_.type, args_.op, args_.user);
+      acc = to;
+    }
   }
-}
+
+ private:
+  const CollArgs& args_;
+  const ShmChannel& ch_;
+  std::size_t element_, chunk_;
+  unsigned char* partial_[2];
+};
 
 }  // namespace overpass

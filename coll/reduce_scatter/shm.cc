@@ -26,14 +26,11 @@ Status reduceScatterShm(const CollArgs& args, Team& team) {
     return Status::kOk;
   }
   ShmChannel& ch = *team.shm;
-  const std::size_t element = n / args.count;
-  const std::size_t chunk = ch.bufferBytes() / element * element;
-  if (chunk == 0)  // the element size is the same on every rank: all decline alike
+  const ShmFold fold(args, team);
+  const std::size_t chunk = fold.chunk();
+  if (chunk == 0)
     return decline(args.coll, "shm", "an element is larger than a shared-memory buffer");
   const auto first = static_cast<std::size_t>(b.offset[r]), end = first + b.bytes[r];
-  unsigned char* partial[2] = {
-      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming, chunk)),
-      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming2, chunk))};
   for (std::size_t off = 0; off < n; off += chunk) {
     const std::size_t c = std::min(chunk, n - off);
     OVERPASS_CHECK(ch.reserve());
@@ -41,7 +38,7 @@ Status reduceScatterShm(const CollArgs& args, Team& team) {
     OVERPASS_CHECK(ch.sync());
     const std::size_t lo = std::max(off, first), hi = std::min(off + c, end);
     if (lo >= hi) continue;
-    shmFoldInRankOrder(ch, args, p - 1, lo - off, hi - lo, out + (lo - first), partial);
+    fold.fold(p - 1, lo - off, hi - lo, out + (lo - first));
   }
   return Status::kOk;
 }

@@ -28,19 +28,16 @@ Status prefixShm(const CollArgs& args, Team& team, bool inclusive) {
     return Status::kOk;
   }
   ShmChannel& ch = *team.shm;
-  const std::size_t element = n / args.count;
-  const std::size_t chunk = ch.bufferBytes() / element * element;
-  if (chunk == 0)  // the element size is the same on every rank: all decline alike
+  const ShmFold fold(args, team);
+  const std::size_t chunk = fold.chunk();
+  if (chunk == 0)
     return decline(args.coll, "shm", "an element is larger than a shared-memory buffer");
-  unsigned char* partial[2] = {
-      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming, chunk)),
-      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kIncoming2, chunk))};
   for (std::size_t off = 0; off < n; off += chunk) {
     const std::size_t c = std::min(chunk, n - off);
     OVERPASS_CHECK(ch.reserve());
     std::memcpy(ch.next(), in + off, c);
     OVERPASS_CHECK(ch.sync());
-    if (last >= 0) shmFoldInRankOrder(ch, args, last, 0, c, out + off, partial);
+    if (last >= 0) fold.fold(last, 0, c, out + off);
   }
   return Status::kOk;
 }
