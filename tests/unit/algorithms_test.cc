@@ -24,12 +24,17 @@
 #include "gpu/sim_memory.h"
 #include "kernels/reduce_kernels.h"
 #include "loopback_team.h"
+#include "over_nodes.h"
 
 namespace overpass {
 namespace {
 
 using test::canonical;
+using test::layoutsOver;
+using test::NodeLayout;
 using test::Pair;
+using test::placed;
+using test::runOverNodes;
 using test::runTeam;
 
 const std::vector<int> kSizes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16};
@@ -670,102 +675,11 @@ TEST(DataMovement, EveryAlgorithmOnAMillionElements) {
   }
 }
 
-// A layout over several nodes: a name and the node of every rank.
-struct Layout {
-  std::string name;
-  Topology topo;
-};
-
-Topology placed(const std::vector<int>& nodes) {
-  std::vector<RankPlace> places;
-  for (int n : nodes) places.push_back({n, -1, -1});
-  return Topology::build(places);
-}
-
-// perNode x nodes ranks on nodes of consecutive ranks, or dealt round-robin.
-Layout nodesOf(int perNode, int nodes, bool roundRobin) {
-  std::vector<int> of(perNode * nodes);
-  for (int r = 0; r < perNode * nodes; ++r) of[r] = roundRobin ? r % nodes : r / perNode;
-  return {std::to_string(perNode) + "x" + std::to_string(nodes) + (roundRobin ? " rr" : ""),
-          placed(of)};
-}
-
-// Nodes holding different numbers of ranks: a node of one rank beside larger ones (2+1+1, 3+1,
-// 1+2: the smallest node first), three sizes (1+3+2), and ranks of a node not consecutive (3+1
-// with rank 1 alone, 2+1+1 round-robin, 4+2+1 scattered).
-std::vector<Layout> unequalLayouts() {
-  return {{"2+1+1", placed({0, 0, 1, 2})},
-          {"3+1", placed({0, 0, 0, 1})},
-          {"1+2", placed({0, 1, 1})},
-          {"1+3+2", placed({0, 1, 1, 1, 2, 2})},
-          {"3+1 rr", placed({0, 1, 0, 0})},
-          {"2+1+1 rr", placed({0, 1, 2, 0})},
-          {"4+2+1 rr", placed({1, 0, 1, 2, 0, 1, 1})}};
-}
-
-// Equal nodes (contiguous and round-robin) as in `sizes`, then the unequal layouts.
-std::vector<Layout> layoutsOver(std::initializer_list<std::pair<int, int>> sizes) {
-  std::vector<Layout> out;
-  for (auto [perNode, nodes] : sizes)
-    for (bool roundRobin : {false, true}) out.push_back(nodesOf(perNode, nodes, roundRobin));
-  for (Layout& l : unequalLayouts()) out.push_back(std::move(l));
-  return out;
-}
-
-// Counts the bytes each node sends to other nodes (the sends of `inner` to a rank of another
-// node): where the hierarchical steps run, each node's traffic between nodes is what their plan
-// says, while a flat algorithm sends more.
-class CountingTransport final : public Transport {
- public:
-  CountingTransport(Transport& inner, const Topology& topo, std::atomic<std::size_t>* acrossFrom)
-      : inner_(inner), topo_(topo), acrossFrom_(acrossFrom) {}
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  Status start(std::span<const P2POp> ops, int tag, Request* request) override {
-    const int node = topo_.nodeOf(rank());
-    for (const P2POp& op : ops)
-      if (op.kind == P2POp::Kind::kSend && topo_.nodeOf(op.peer) != node)
-        acrossFrom_[node] += op.bytes;
-    return inner_.start(ops, tag, request);
-  }
-  Status test(Request& request, bool* done) override { return inner_.test(request, done); }
-  Status wait(Request& request) override { return inner_.wait(request); }
-
- private:
-  Transport& inner_;
-  const Topology& topo_;
-  std::atomic<std::size_t>* acrossFrom_;
-};
-
-// Runs `body` on the ranks of `topo`, each node of two or more ranks with its own arena sized for
-// its ranks (1 KiB buffers), as the shim sets them up; with `nodeShm` the node steps of the
-// hierarchical algorithms go through it (a node of one rank has none). With `acrossFrom` (one
-// counter per node), the bytes each node sends to other nodes are counted there.
-void runOverNodes(const Topology& topo, bool nodeShm, const std::function<void(Team&)>& body,
-                  std::atomic<std::size_t>* acrossFrom = nullptr) {
-  std::vector<std::unique_ptr<ShmArena>> arenas;
-  for (int j = 0; j < topo.nodeCount(); ++j)
-    arenas.push_back(topo.nodeSize(j) >= 2 ? ShmArena::anonymous(topo.nodeSize(j), 1024) : nullptr);
-  runTeam(topo.size(), [&](Team& team) {
-    const int r = team.rank();
-    std::optional<ShmChannel> channel;
-    if (ShmArena* arena = arenas[topo.nodeOf(r)].get())
-      channel.emplace(*arena, topo.localRank(r), static_cast<long>(getpid()));
-    std::optional<CountingTransport> counting;
-    if (acrossFrom) counting.emplace(team.transport, topo, acrossFrom);
-    Team over{counting ? *counting : team.transport, team.scratch, team.shm};
-    over.streamAbove = team.streamAbove;
-    over.topology = &topo;
-    if (nodeShm && channel) over.nodeShm = &*channel;
-    body(over);
-  });
-}
-
 // The hierarchical allreduce on teams spread over nodes, equal and unequal, contiguous and
 // round-robin, where its three sub-group steps run (elsewhere it is recursive doubling).
 TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
   const Algorithm& alg = *findAlgorithm(Collective::kAllreduce, "hierarchical");
-  for (const Layout& layout : layoutsOver({{2, 2}, {2, 3}, {3, 2}, {4, 2}, {2, 4}, {3, 3}})) {
+  for (const NodeLayout& layout : layoutsOver({{2, 2}, {2, 3}, {3, 2}, {4, 2}, {2, 4}, {3, 3}})) {
     const Topology& topo = layout.topo;
     const int p = topo.size();
     // Fewer elements than ranks on a node (1, S - 1) too: some ranks own no slice.
@@ -811,7 +725,7 @@ TEST(Hierarchical, AllreduceOverNodesMatchesSerialSumAndIsBitwiseIdentical) {
 
 TEST(Hierarchical, ReduceOverNodesToEveryRoot) {
   const Algorithm& alg = *findAlgorithm(Collective::kReduce, "hierarchical");
-  for (const Layout& layout : layoutsOver({{2, 2}, {3, 2}, {2, 3}})) {
+  for (const NodeLayout& layout : layoutsOver({{2, 2}, {3, 2}, {2, 3}})) {
     const Topology& topo = layout.topo;
     const int p = topo.size();
     for (std::size_t n :
@@ -842,7 +756,7 @@ TEST(Hierarchical, ReduceOverNodesToEveryRoot) {
 TEST(Hierarchical, GatherAndScatterOverNodesForEveryRoot) {
   const Algorithm& gather = *findAlgorithm(Collective::kGather, "hierarchical");
   const Algorithm& scatter = *findAlgorithm(Collective::kScatter, "hierarchical");
-  for (const Layout& layout : layoutsOver({{2, 2}, {3, 2}, {2, 3}})) {
+  for (const NodeLayout& layout : layoutsOver({{2, 2}, {3, 2}, {2, 3}})) {
     const Topology& topo = layout.topo;
     const int p = topo.size();
     for (std::size_t n : {std::size_t{1}, std::size_t{1001}})
@@ -894,7 +808,7 @@ TEST(Hierarchical, GatherAndScatterOverNodesForEveryRoot) {
 
 TEST(Hierarchical, BcastOverNodesFromEveryRoot) {
   const Algorithm& alg = *findAlgorithm(Collective::kBcast, "hierarchical");
-  for (const Layout& layout : layoutsOver({{2, 2}, {3, 2}, {2, 3}})) {
+  for (const NodeLayout& layout : layoutsOver({{2, 2}, {3, 2}, {2, 3}})) {
     const Topology& topo = layout.topo;
     const int p = topo.size();
     for (std::size_t n : {std::size_t{1}, std::size_t{1001}, std::size_t{70000}})
@@ -932,9 +846,9 @@ TEST(Hierarchical, OverTwoUnequalNodesEachNodeSendsWhatThePlanSays) {
   const Algorithm& scatter = *findAlgorithm(Collective::kScatter, "hierarchical");
   const std::size_t n = 999;
   const std::size_t bytes = n * sizeof(std::int32_t);
-  for (const Layout& layout :
-       {Layout{"3+1", placed({0, 0, 0, 1})}, Layout{"1+2", placed({0, 1, 1})},
-        Layout{"3+1 rr", placed({0, 1, 0, 0})}, Layout{"2+3 rr", placed({0, 1, 0, 1, 1})}})
+  for (const NodeLayout& layout :
+       {NodeLayout{"3+1", placed({0, 0, 0, 1})}, NodeLayout{"1+2", placed({0, 1, 1})},
+        NodeLayout{"3+1 rr", placed({0, 1, 0, 0})}, NodeLayout{"2+3 rr", placed({0, 1, 0, 1, 1})}})
     for (bool nodeShm : {false, true}) {
       const Topology& topo = layout.topo;
       const std::string where = layout.name + (nodeShm ? " shm" : "");
