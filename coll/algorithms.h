@@ -59,6 +59,10 @@ Status allgathervRing(const CollArgs& args, Team& team);
 Status allgathervBruck(const CollArgs& args, Team& team);
 Status alltoallvPairwise(const CollArgs& args, Team& team);
 Status alltoallvLinear(const CollArgs& args, Team& team);
+// Blocks of up to this many bytes travel aggregated across nodes (less where the node channels'
+// slots are smaller): the latency-bound ones.
+inline constexpr std::size_t kAlltoallvAggregateUpTo = 4096;
+Status alltoallvHierarchical(const CollArgs& args, Team& team);
 Status gathervLinear(const CollArgs& args, Team& team);
 Status scattervLinear(const CollArgs& args, Team& team);
 Status reduceScatterRing(const CollArgs& args, Team& team);

@@ -76,6 +76,9 @@ struct Team {
   // memory.
   DeviceMemory* device = nullptr;
   DeviceScratch* deviceScratch = nullptr;
+  // Bytes of the buffers of every node's channel (nodes of 2+ ranks), known on every rank, also
+  // on a node of one rank, which has no channel; 0: the nodes have none.
+  std::size_t nodeShmBuffer = 0;
   int rank() const { return transport.rank(); }
   int size() const { return transport.size(); }
 };

@@ -225,7 +225,8 @@ void setUpShm(CommEngine& engine, int rank, int size, int worldRank) {
     engine.arena.reset();
     return;
   }
-  if (!engine.arena) return;  // a node of one rank
+  engine.nodeShmBuffer = buffer;  // every node of 2+ ranks has a channel of this size
+  if (!engine.arena) return;      // a node of one rank
   const bool crowded = runtime().job.oversubscribed(worldRank);
   engine.shm =
       std::make_unique<ShmChannel>(*engine.arena, local, static_cast<long>(getpid()),

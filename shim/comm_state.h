@@ -42,13 +42,16 @@ struct CommEngine {
   std::unique_ptr<ShmArena> arena;     // this rank's node's shared memory (shim/comm_state.cc)
   std::unique_ptr<ShmChannel> shm;     // this rank's end of it, among the node's ranks (or null)
   std::size_t streamAbove = SIZE_MAX;  // Team::streamAbove: the node ranks' share of the L3
+  std::size_t nodeShmBuffer = 0;       // Team::nodeShmBuffer: agreed in setUpShm
 
   // The team's channel spans the team only when the communicator is one node; the node channel
   // serves the node steps of hierarchical algorithms.
   Team team() {
-    return Team{*transport, scratch,   topology.singleNode() ? shm.get() : nullptr,
-                &topology,  shm.get(), streamAbove,
-                selector};
+    Team team{*transport, scratch,   topology.singleNode() ? shm.get() : nullptr,
+              &topology,  shm.get(), streamAbove,
+              selector};
+    team.nodeShmBuffer = nodeShmBuffer;
+    return team;
   }
 };
 

@@ -9,21 +9,29 @@ void LoopbackFabric::post(int src, int dst, int tag, const void* buf, std::size_
   std::vector<unsigned char> message(p, p + bytes);
   {
     std::lock_guard lock(mutex_);
-    mailboxes_[{src, dst, tag}].push_back(std::move(message));
+    Mailbox& box = mailboxes_[{src, dst, tag}];
+    box.messages.emplace(box.sent++, std::move(message));
   }
   cv_.notify_all();
 }
 
-int LoopbackFabric::take(int src, int dst, int tag, void* buf, std::size_t bytes, bool block) {
+std::uint64_t LoopbackFabric::postReceive(int src, int dst, int tag) {
+  std::lock_guard lock(mutex_);
+  return mailboxes_[{src, dst, tag}].posted++;
+}
+
+int LoopbackFabric::take(int src, int dst, int tag, std::uint64_t place, void* buf,
+                         std::size_t bytes, bool block) {
   std::unique_lock lock(mutex_);
-  auto& box = mailboxes_[{src, dst, tag}];
+  Mailbox& box = mailboxes_[{src, dst, tag}];
+  auto there = [&] { return box.messages.count(place) != 0; };
   if (block)
-    cv_.wait(lock, [&] { return !box.empty(); });
-  else if (box.empty())
+    cv_.wait(lock, there);
+  else if (!there())
     return 0;
-  std::vector<unsigned char> message = std::move(box.front());
-  box.pop_front();
+  auto node = box.messages.extract(place);
   lock.unlock();
+  std::vector<unsigned char>& message = node.mapped();
   if (message.size() != bytes) return -1;
   if (bytes) std::memcpy(buf, message.data(), bytes);
   return 1;
@@ -32,7 +40,8 @@ int LoopbackFabric::take(int src, int dst, int tag, void* buf, std::size_t bytes
 namespace {
 
 struct LoopbackBatch final : Transport::Batch {
-  std::vector<P2POp> recvs;  // in posting order; the first `taken` are complete
+  std::vector<P2POp> recvs;           // in posting order; the first `taken` are complete
+  std::vector<std::uint64_t> places;  // each receive's place among those from its peer
   std::size_t taken = 0;
   int tag = 0;
 };
@@ -45,8 +54,10 @@ Status LoopbackTransport::start(std::span<const P2POp> ops, int tag, Request* re
   for (const P2POp& op : ops) {
     if (op.kind == P2POp::Kind::kSend)
       fabric_.post(rank_, op.peer, tag, op.buf, op.bytes);
-    else
+    else {
       batch->recvs.push_back(op);
+      batch->places.push_back(fabric_.postReceive(op.peer, rank_, tag));
+    }
   }
   *request = std::move(batch);
   return Status::kOk;
@@ -56,7 +67,8 @@ Status LoopbackTransport::advance(Request& request, bool block, bool* done) {
   auto& batch = static_cast<LoopbackBatch&>(*request);
   while (batch.taken < batch.recvs.size()) {
     const P2POp& op = batch.recvs[batch.taken];
-    const int got = fabric_.take(op.peer, rank_, batch.tag, op.buf, op.bytes, block);
+    const int got =
+        fabric_.take(op.peer, rank_, batch.tag, batch.places[batch.taken], op.buf, op.bytes, block);
     if (got < 0) {
       request.reset();
       return Status::kTransportError;

@@ -427,6 +427,11 @@ constexpr std::array kAlgorithms = {
               "out, the first round also agreeing on the largest block",
               alltoallvShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 1, 0); },
               onOneNodeWithRoomForPAndHeader},
+    Algorithm{kAlltoallv, "hierarchical",
+              "small blocks gathered in the node's shared memory and forwarded, one message per "
+              "rank and node between nodes; large ones point to point",
+              alltoallvHierarchical, nullptr,  // chosen by rules only, as the other hierarchical ones
+              [](const CallShape& c) { return c.nodes >= 2 && c.maxPerNode >= 2; }},
     OVERPASS_PMPI(kGatherv),
     Algorithm{kGatherv, "linear", "every rank sends its block to the root", gathervLinear,
               [](const CallShape& c, const CostModel& m) { return (pOf(c) - 1) * m.alpha; }},

@@ -83,6 +83,9 @@ const std::string_view kDefaultTune =
     // Gather and scatter of 8-128 KiB blocks: 1.6-2.7x the linear ones over TCP between emulated
     // nodes (one message per node instead of per rank); slower for small and 512 KiB blocks.
     "#gather:8K-128K:@hierarchical#scatter:8K-128K:@hierarchical"
+    // Alltoallv with its small blocks forwarded through one rank per node and node (measured
+    // below in docs/PERFORMANCE.md, "Across hosts": alltoallv).
+    "#alltoallv:@hierarchical"
     // The node steps of the hierarchical bcast, gather and scatter (selectNodeStep): the node's
     // shared memory where it serves, else the tree or the linear algorithm on the node's ranks,
     // whatever the rules above say of calls of that size on that many ranks (they were measured

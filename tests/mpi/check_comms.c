@@ -2,7 +2,7 @@
  * MPI library), the pool of engines reused by communicators over the same ranks, and many
  * communicators alive at once. Every result is compared with what the MPI library computes
  * (PMPI on the same communicator). Modes (argv[1]):
- *   boundary       calls 1..18 of every collective on fresh communicators of several shapes
+ *   boundary       calls 1..32 (every collective twice) on fresh communicators of several shapes
  *                  (dup, dup of dup, splits), across the end of the warm-up
  *   cycles N K     N cycles of dup + K allreduce/bcast + free (engines reused from the pool)
  *   many N         N communicators alive at once, each past its warm-up (3 barriers) and then
@@ -27,7 +27,21 @@ static void expect(int ok, const char* what, const char* comm, int call) {
   fprintf(stderr, "rank %d: %s on %s, call %d: wrong result\n", rank, what, comm, call);
 }
 
-enum { kColls = 9, kCount = 300 }; /* 1200-byte blocks: past the tiny rooted rules */
+enum { kColls = 16, kCount = 300 }; /* 1200-byte blocks: past the tiny rooted rules */
+
+/* Irregular counts and displacements of the vector calls: rank q's block has n - (37 q mod 50)
+ * elements, rank 3's none, placed in reverse rank order with a gap of one element after each. */
+static int vcount(int q, int n) {
+  return q == 3 ? 0 : n - (37 * q) % 50;
+}
+static void vlayout(int size, int n, int* counts, int* displs) {
+  int at = 0;
+  for (int q = size - 1; q >= 0; --q) {
+    counts[q] = vcount(q, n);
+    displs[q] = at;
+    at += counts[q] + 1;
+  }
+}
 
 /* Call `call` (1-based) on `comm`: collective (call - 1) mod kColls, checked against PMPI. */
 static void one_call(MPI_Comm comm, const char* name, int call) {
@@ -35,12 +49,19 @@ static void one_call(MPI_Comm comm, const char* name, int call) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const int n = kCount;
-  int* in = malloc(sizeof(int) * n * size);
-  int* out = malloc(sizeof(int) * n * size);
-  int* ref = malloc(sizeof(int) * n * size);
-  for (int i = 0; i < n * size; ++i) in[i] = (rank + 1) * 1000 + i * 7 + call;
-  memset(out, 0, sizeof(int) * n * size);
-  memset(ref, 0, sizeof(int) * n * size);
+  /* Room for the vector calls' layouts: n + 1 elements per rank. */
+  const int all = (n + 1) * size;
+  int* in = malloc(sizeof(int) * all);
+  int* out = malloc(sizeof(int) * all);
+  int* ref = malloc(sizeof(int) * all);
+  int* counts = malloc(sizeof(int) * size);
+  int* displs = malloc(sizeof(int) * size);
+  int* rcounts = malloc(sizeof(int) * size);
+  int* rdispls = malloc(sizeof(int) * size);
+  for (int i = 0; i < all; ++i) in[i] = (rank + 1) * 1000 + i * 7 + call;
+  memset(out, 0, sizeof(int) * all);
+  memset(ref, 0, sizeof(int) * all);
+  vlayout(size, n, counts, displs);
   const int root = (call + size - 1) % size;
   int ok = 1;
   switch ((call - 1) % kColls) {
@@ -87,13 +108,63 @@ static void one_call(MPI_Comm comm, const char* name, int call) {
       PMPI_Reduce_scatter_block(in, ref, n, MPI_INT, MPI_SUM, comm);
       expect(!memcmp(out, ref, sizeof(int) * n), "reduce_scatter_block", name, call);
       break;
-    default:
+    case 8:
       expect(MPI_Barrier(comm) == MPI_SUCCESS, "barrier", name, call);
+      break;
+    case 9:
+      MPI_Allgatherv(in, counts[rank], MPI_INT, out, counts, displs, MPI_INT, comm);
+      PMPI_Allgatherv(in, counts[rank], MPI_INT, ref, counts, displs, MPI_INT, comm);
+      expect(!memcmp(out, ref, sizeof(int) * all), "allgatherv", name, call);
+      break;
+    case 10:
+      /* Rank r sends rank q vcount((r + q) % size) elements; the blocks in reverse order. */
+      for (int q = 0; q < size; ++q) {
+        counts[q] = vcount((rank + q) % size, n);
+        rcounts[q] = vcount((q + rank) % size, n);
+      }
+      for (int q = size - 1, at = 0, rat = 0; q >= 0; --q) {
+        displs[q] = at;
+        rdispls[q] = rat;
+        at += counts[q] + 1;
+        rat += rcounts[q] + 1;
+      }
+      MPI_Alltoallv(in, counts, displs, MPI_INT, out, rcounts, rdispls, MPI_INT, comm);
+      PMPI_Alltoallv(in, counts, displs, MPI_INT, ref, rcounts, rdispls, MPI_INT, comm);
+      expect(!memcmp(out, ref, sizeof(int) * all), "alltoallv", name, call);
+      break;
+    case 11:
+      MPI_Gatherv(in, counts[rank], MPI_INT, out, counts, displs, MPI_INT, root, comm);
+      PMPI_Gatherv(in, counts[rank], MPI_INT, ref, counts, displs, MPI_INT, root, comm);
+      expect(rank != root || !memcmp(out, ref, sizeof(int) * all), "gatherv", name, call);
+      break;
+    case 12:
+      MPI_Scatterv(in, counts, displs, MPI_INT, out, counts[rank], MPI_INT, root, comm);
+      PMPI_Scatterv(in, counts, displs, MPI_INT, ref, counts[rank], MPI_INT, root, comm);
+      expect(!memcmp(out, ref, sizeof(int) * n), "scatterv", name, call);
+      break;
+    case 13:
+      MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, comm);
+      PMPI_Reduce_scatter(in, ref, counts, MPI_INT, MPI_SUM, comm);
+      expect(!memcmp(out, ref, sizeof(int) * n), "reduce_scatter", name, call);
+      break;
+    case 14:
+      MPI_Scan(in, out, n, MPI_INT, MPI_SUM, comm);
+      PMPI_Scan(in, ref, n, MPI_INT, MPI_SUM, comm);
+      expect(!memcmp(out, ref, sizeof(int) * n), "scan", name, call);
+      break;
+    default:
+      MPI_Exscan(in, out, n, MPI_INT, MPI_MAX, comm);
+      PMPI_Exscan(in, ref, n, MPI_INT, MPI_MAX, comm);
+      expect(rank == 0 || !memcmp(out, ref, sizeof(int) * n), "exscan", name, call);
       break;
   }
   free(in);
   free(out);
   free(ref);
+  free(counts);
+  free(displs);
+  free(rcounts);
+  free(rdispls);
 }
 
 static void boundary(void) {

@@ -143,14 +143,17 @@ TEST(SplitTransport, RoutesByPeerAndSize) {
                        P2POp::send(small.data(), small.size(), 2),
                        P2POp::send(large.data(), large.size(), 2), P2POp::send(nullptr, 0, 2)};
   ASSERT_EQ(team.ranks[0]->exchange(ops, 3), Status::kOk);
-  // Where each message went (take: 1 found, 0 not there).
-  EXPECT_EQ(team.nearFabric.take(0, 1, 3, buf.data(), 16, false), 1) << "same host: near";
-  EXPECT_EQ(team.farFabric.take(0, 2, 3, buf.data(), 16, false), 1) << "small, other host: far";
-  EXPECT_EQ(team.farFabric.take(0, 2, 3, buf.data(), 0, false), 1) << "empty, other host: far";
-  EXPECT_EQ(team.nearFabric.take(0, 2, 3, buf.data(), 100, false), 1) << "large: near";
-  EXPECT_EQ(team.nearFabric.take(0, 2, 3, buf.data(), 16, false), 0);
-  EXPECT_EQ(team.farFabric.take(0, 2, 3, buf.data(), 100, false), 0);
-  EXPECT_EQ(team.farFabric.take(0, 1, 3, buf.data(), 16, false), 0);
+  // Where each message went (take of the next receive posted: 1 found, 0 not there).
+  auto take = [&](LoopbackFabric& f, int dst, std::size_t bytes) {
+    return f.take(0, dst, 3, f.postReceive(0, dst, 3), buf.data(), bytes, false);
+  };
+  EXPECT_EQ(take(team.nearFabric, 1, 16), 1) << "same host: near";
+  EXPECT_EQ(take(team.farFabric, 2, 16), 1) << "small, other host: far";
+  EXPECT_EQ(take(team.farFabric, 2, 0), 1) << "empty, other host: far";
+  EXPECT_EQ(take(team.nearFabric, 2, 100), 1) << "large: near";
+  EXPECT_EQ(take(team.nearFabric, 2, 16), 0);
+  EXPECT_EQ(take(team.farFabric, 2, 100), 0);
+  EXPECT_EQ(take(team.farFabric, 1, 16), 0);
 }
 
 TEST(SplitTransport, MessagesMatchInOrderAcrossBothTransports) {

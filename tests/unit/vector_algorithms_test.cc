@@ -5,15 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "coll/select/registry.h"
 #include "kernels/reduce_kernels.h"
 #include "loopback_team.h"
+#include "over_nodes.h"
 
 namespace overpass {
 namespace {
@@ -22,10 +25,18 @@ using test::runTeam;
 
 constexpr unsigned char kGarbage = 0xEE;
 
+// The host algorithms of `coll` that serve teams on one node (the hierarchical ones are tested over
+// emulated nodes below).
 std::vector<const Algorithm*> algorithmsOf(Collective coll) {
+  CallShape oneNode;
+  oneNode.coll = coll;
+  oneNode.teamSize = 8;
+  oneNode.maxPerNode = 8;
+  oneNode.shmBuffer = test::kTestShmBuffer;
   std::vector<const Algorithm*> out;
   for (const Algorithm& a : algorithms())
-    if (a.coll == coll && a.kind == AlgorithmKind::kHost) out.push_back(&a);
+    if (a.coll == coll && a.kind == AlgorithmKind::kHost && (!a.serves || a.serves(oneNode)))
+      out.push_back(&a);
   return out;
 }
 
@@ -34,11 +45,12 @@ std::int32_t value(int r, int q, std::size_t i) {
   return static_cast<std::int32_t>(r * 1000003 + q * 7919 + static_cast<int>(i) * 31 + 1);
 }
 
-// Per-rank counts in elements: random in [0, 40] with about a third zero; pattern 1: all zero.
+// Per-rank counts in elements: random in [0, 40] with about a third zero; pattern 1: all zero;
+// pattern 2: up to 600 (2400 bytes, more than a slot of the emulated nodes' shared memory).
 std::vector<std::size_t> randomCounts(int p, unsigned seed, int pattern) {
   std::mt19937 gen(seed);
   std::vector<std::size_t> c(p);
-  for (auto& x : c) x = pattern == 1 ? 0 : (gen() % 3 == 0 ? 0 : gen() % 41);
+  for (auto& x : c) x = pattern == 1 ? 0 : (gen() % 3 == 0 ? 0 : gen() % (pattern == 2 ? 601 : 41));
   return c;
 }
 
@@ -121,35 +133,86 @@ TEST(VectorAlgorithms, AllgathervIrregularShuffledInAndOutOfPlace) {
         }
 }
 
+// counts[s][d]: the elements rank s sends rank d, random in `pattern`.
+std::vector<std::vector<std::size_t>> alltoallvCounts(int p, int pattern) {
+  std::vector<std::vector<std::size_t>> counts(p);
+  for (int s = 0; s < p; ++s) counts[s] = randomCounts(p, 97u * s + p + pattern, pattern);
+  return counts;
+}
+
+// Runs `alg` on `team` with `counts` (each rank knowing only its own row and column), every
+// rank's blocks shuffled with gaps; checks every block received and the gaps untouched where it
+// ran. Returns what the algorithm returned.
+Status alltoallvChecked(const Algorithm& alg, Team& team,
+                        const std::vector<std::vector<std::size_t>>& counts, const char* what) {
+  const int r = team.rank(), p = team.size();
+  std::vector<std::size_t> from(p);
+  for (int s = 0; s < p; ++s) from[s] = counts[s][r];
+  const Layout send = shuffled(counts[r], 3u * r + 1), recv = shuffled(from, 7u * r + 2);
+  std::vector<unsigned char> in(send.span, kGarbage), out(recv.span, kGarbage);
+  for (int d = 0; d < p; ++d) fill(in.data() + send.offset[d], r, d, counts[r][d]);
+  CollArgs a;
+  a.coll = Collective::kAlltoallv;
+  a.sendbuf = in.data();
+  a.recvbuf = out.data();
+  a.sendBlocks = send.view();
+  a.recvBlocks = recv.view();
+  const Status status = alg.run(a, team);
+  if (status == Status::kOk)
+    expectBlocks(
+        out, recv,
+        [r](int s) {
+          return std::pair{s, r};
+        },
+        what);
+  return status;
+}
+
 TEST(VectorAlgorithms, AlltoallvEachRankKnowsOnlyItsOwnCounts) {
   for (const Algorithm* alg : algorithmsOf(Collective::kAlltoallv))
     for (int p : {1, 2, 3, 4, 5, 7})
-      for (int pattern : {0, 1}) {
-        // counts[s][d]: elements rank s sends to rank d.
-        std::vector<std::vector<std::size_t>> counts(p);
-        for (int s = 0; s < p; ++s) counts[s] = randomCounts(p, 97u * s + p + pattern, pattern);
+      for (int pattern : {0, 1, 2}) {
+        const auto counts = alltoallvCounts(p, pattern);
         runTeam(p, [&](Team& team) {
-          const int r = team.rank();
-          std::vector<std::size_t> from(p);
-          for (int s = 0; s < p; ++s) from[s] = counts[s][r];
-          const Layout send = shuffled(counts[r], 3u * r + 1), recv = shuffled(from, 7u * r + 2);
-          std::vector<unsigned char> in(send.span, kGarbage), out(recv.span, kGarbage);
-          for (int d = 0; d < p; ++d) fill(in.data() + send.offset[d], r, d, counts[r][d]);
-          CollArgs a;
-          a.coll = Collective::kAlltoallv;
-          a.sendbuf = in.data();
-          a.recvbuf = out.data();
-          a.sendBlocks = send.view();
-          a.recvBlocks = recv.view();
-          ASSERT_EQ(alg->run(a, team), Status::kOk) << alg->name;
-          expectBlocks(
-              out, recv,
-              [r](int s) {
-                return std::pair{s, r};
-              },
-              alg->name.data());
+          EXPECT_EQ(alltoallvChecked(*alg, team, counts, alg->name.data()), Status::kOk)
+              << alg->name;
         });
       }
+}
+
+// The hierarchical alltoallv over emulated nodes (equal, round-robin, unequal, nodes of one
+// rank): with the nodes' 1 KiB buffers, blocks of up to 21-224 bytes (by layout) are aggregated,
+// so random counts of 0-160 bytes (pattern 0) and 0-2400 bytes (pattern 2) mix aggregated and
+// direct blocks; pattern 1 has none. Without node channels it declines on every rank. With every
+// block of 16 bytes (aggregated on every layout), each node sends exactly one message to each
+// rank of the other nodes (a flat algorithm: one per pair of ranks).
+TEST(VectorAlgorithms, AlltoallvHierarchicalOverNodes) {
+  const Algorithm& alg = *findAlgorithm(Collective::kAlltoallv, "hierarchical");
+  for (const test::NodeLayout& layout : test::layoutsOver({{2, 2}, {3, 2}, {2, 3}, {4, 2}})) {
+    const Topology& topo = layout.topo;
+    const int p = topo.size();
+    for (int pattern : {0, 1, 2})
+      for (bool nodeShm : {false, true}) {
+        const auto counts = alltoallvCounts(p, pattern);
+        const std::string what = layout.name + " pattern " + std::to_string(pattern);
+        test::runOverNodes(topo, nodeShm, [&](Team& team) {
+          EXPECT_EQ(alltoallvChecked(alg, team, counts, what.c_str()),
+                    nodeShm ? Status::kOk : Status::kDeclined)
+              << what << " rank " << team.rank();
+        });
+      }
+    std::vector<std::vector<std::size_t>> full(p, std::vector<std::size_t>(p, 4));
+    std::vector<std::atomic<std::size_t>> messages(topo.nodeCount());
+    test::runOverNodes(
+        topo, true,
+        [&](Team& team) {
+          EXPECT_EQ(alltoallvChecked(alg, team, full, layout.name.c_str()), Status::kOk);
+        },
+        nullptr, messages.data());
+    for (int b = 0; b < topo.nodeCount(); ++b)
+      EXPECT_EQ(messages[b], static_cast<std::size_t>(p - topo.nodeSize(b)))
+          << layout.name << " node " << b;
+  }
 }
 
 TEST(VectorAlgorithms, GathervAndScattervEveryRootInAndOutOfPlace) {
