@@ -61,20 +61,23 @@ inline std::vector<NodeLayout> layoutsOver(std::initializer_list<std::pair<int, 
   return out;
 }
 
-// Counts the bytes each node sends to other nodes (the sends of `inner` to a rank of another
-// node): where the hierarchical steps run, each node's traffic between nodes is what their plan
-// says, while a flat algorithm sends more.
+// Counts the bytes (and, with `messagesFrom`, the messages) each node sends to other nodes (the
+// sends of `inner` to a rank of another node): where the hierarchical steps run, each node's
+// traffic between nodes is what their plan says, while a flat algorithm sends more.
 class CountingTransport final : public Transport {
  public:
-  CountingTransport(Transport& inner, const Topology& topo, std::atomic<std::size_t>* acrossFrom)
-      : inner_(inner), topo_(topo), acrossFrom_(acrossFrom) {}
+  CountingTransport(Transport& inner, const Topology& topo, std::atomic<std::size_t>* acrossFrom,
+                    std::atomic<std::size_t>* messagesFrom = nullptr)
+      : inner_(inner), topo_(topo), acrossFrom_(acrossFrom), messagesFrom_(messagesFrom) {}
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   Status start(std::span<const P2POp> ops, int tag, Request* request) override {
     const int node = topo_.nodeOf(rank());
     for (const P2POp& op : ops)
-      if (op.kind == P2POp::Kind::kSend && topo_.nodeOf(op.peer) != node)
+      if (op.kind == P2POp::Kind::kSend && topo_.nodeOf(op.peer) != node) {
         acrossFrom_[node] += op.bytes;
+        if (messagesFrom_) ++messagesFrom_[node];
+      }
     return inner_.start(ops, tag, request);
   }
   Status test(Request& request, bool* done) override { return inner_.test(request, done); }
@@ -84,14 +87,17 @@ class CountingTransport final : public Transport {
   Transport& inner_;
   const Topology& topo_;
   std::atomic<std::size_t>* acrossFrom_;
+  std::atomic<std::size_t>* messagesFrom_;
 };
 
 // Runs `body` on the ranks of `topo`, each node of two or more ranks with its own arena sized for
 // its ranks (1 KiB buffers), as the shim sets them up; with `nodeShm` the node steps of the
 // hierarchical algorithms go through it (a node of one rank has none). With `acrossFrom` (one
-// counter per node), the bytes each node sends to other nodes are counted there.
+// counter per node), the bytes each node sends to other nodes are counted there, and with
+// `messagesFrom` the messages.
 inline void runOverNodes(const Topology& topo, bool nodeShm, const std::function<void(Team&)>& body,
-                         std::atomic<std::size_t>* acrossFrom = nullptr) {
+                         std::atomic<std::size_t>* acrossFrom = nullptr,
+                         std::atomic<std::size_t>* messagesFrom = nullptr) {
   std::vector<std::unique_ptr<ShmArena>> arenas;
   for (int j = 0; j < topo.nodeCount(); ++j)
     arenas.push_back(topo.nodeSize(j) >= 2 ? ShmArena::anonymous(topo.nodeSize(j), 1024) : nullptr);
@@ -101,7 +107,7 @@ inline void runOverNodes(const Topology& topo, bool nodeShm, const std::function
     if (ShmArena* arena = arenas[topo.nodeOf(r)].get())
       channel.emplace(*arena, topo.localRank(r), static_cast<long>(getpid()));
     std::optional<CountingTransport> counting;
-    if (acrossFrom) counting.emplace(team.transport, topo, acrossFrom);
+    if (acrossFrom) counting.emplace(team.transport, topo, acrossFrom, messagesFrom);
     Team over{counting ? *counting : team.transport, team.scratch, team.shm};
     over.streamAbove = team.streamAbove;
     over.topology = &topo;
