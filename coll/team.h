@@ -39,11 +39,15 @@ enum class ScratchSlot : int {
                // reduce's partial, recursive halving's partial sums, reduce_scatter_gather's
                // vector off the root, the rank-order reduce's block off the root
   kBlocks,     // many ranks' blocks at once: rank_order_root's p vectors, the binomial gather's
-               // and scatter's subtree blocks, Bruck alltoall's rotated blocks
+               // and scatter's subtree blocks (gatherv's and scatterv's too, and their root's
+               // packed runs), Bruck alltoall's rotated blocks
+  kSizes,      // block sizes (uint64): the binomial gatherv's and scatterv's subtree headers
   // ---- hierarchical algorithms: held across the flat algorithms their steps run ----
-  kNodeBlocks,  // gather, scatter: the node's blocks, on its rank on the root's rail
-  kWhole,       // gather, scatter: every block in node order, at the root; reduce: the whole
-                // vector, off the root
+  kNodeBlocks,  // gather, scatter, gatherv, scatterv: the node's blocks, on its rank on the
+                // root's rail
+  kWhole,       // gather, scatter: every block in node order, at the root; gatherv, scatterv:
+                // the node buffers not in place in the root's buffer; reduce: the whole vector,
+                // off the root
   kCount
 };
 

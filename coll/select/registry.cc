@@ -435,6 +435,15 @@ constexpr std::array kAlgorithms = {
     OVERPASS_PMPI(kGatherv),
     Algorithm{kGatherv, "linear", "every rank sends its block to the root", gathervLinear,
               [](const CallShape& c, const CostModel& m) { return (pOf(c) - 1) * m.alpha; }},
+    // Size-blind (the selector sees 0 bytes), the tree forwards blocks: chosen by rules only.
+    Algorithm{kGatherv, "binomial",
+              "binomial tree towards the root, each subtree's block sizes sent ahead of its blocks",
+              gathervBinomial, nullptr},
+    Algorithm{kGatherv, "hierarchical",
+              "each node's rank on the root's rail gathers its node's sizes, then its blocks "
+              "(shared memory, or linear), then the node buffers go to the root along the rail",
+              gathervHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
+              [](const CallShape& c) { return c.nodes >= 2 && c.maxPerNode >= 2; }},
     Algorithm{kGatherv, "shm",
               "node shared memory: every rank copies its block in and the root copies all out, "
               "the first round also agreeing on the largest block",
@@ -443,6 +452,15 @@ constexpr std::array kAlgorithms = {
     OVERPASS_PMPI(kScatterv),
     Algorithm{kScatterv, "linear", "the root sends every rank its block", scattervLinear,
               [](const CallShape& c, const CostModel& m) { return (pOf(c) - 1) * m.alpha; }},
+    // Size-blind (the selector sees 0 bytes), the tree forwards blocks: chosen by rules only.
+    Algorithm{kScatterv, "binomial",
+              "binomial tree from the root, each subtree's block sizes sent ahead of its blocks",
+              scattervBinomial, nullptr},
+    Algorithm{kScatterv, "hierarchical",
+              "the root sends each node's rank on its rail the node's sizes and blocks, then that "
+              "rank scatters within the node (shared memory, or linear)",
+              scattervHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
+              [](const CallShape& c) { return c.nodes >= 2 && c.maxPerNode >= 2; }},
     Algorithm{kScatterv, "shm",
               "node shared memory: the root copies a chunk of every block in per round (the "
               "number of rounds in the first), every rank copies its own out",

@@ -86,13 +86,16 @@ const std::string_view kDefaultTune =
     // Alltoallv with its small blocks forwarded through one rank per node and node (measured
     // below in docs/PERFORMANCE.md, "Across hosts": alltoallv).
     "#alltoallv:@hierarchical"
-    // The node steps of the hierarchical bcast, gather and scatter (selectNodeStep): the node's
-    // shared memory where it serves, else the tree or the linear algorithm on the node's ranks,
-    // whatever the rules above say of calls of that size on that many ranks (they were measured
-    // as whole calls on one node, not as a step after or before a crossing between nodes).
+    // The node steps of the hierarchical bcast, gather, scatter, gatherv and scatterv
+    // (selectNodeStep; gatherv and scatterv as calls of 0 bytes, as every one of theirs): the
+    // node's shared memory where it serves, else the tree or the linear algorithm on the node's
+    // ranks, whatever the rules above say of calls of that size on that many ranks (they were
+    // measured as whole calls on one node, not as a step after or before a crossing between nodes).
     "#bcast:level=node:@binomial#bcast:level=node:@shm"
     "#gather:level=node:@linear#gather:level=node:@shm"
-    "#scatter:level=node:@linear#scatter:level=node:@shm";
+    "#scatter:level=node:@linear#scatter:level=node:@shm"
+    "#gatherv:level=node:@linear#gatherv:level=node:@shm"
+    "#scatterv:level=node:@linear#scatterv:level=node:@shm";
 
 std::optional<Selector> Selector::create(const Config& config, std::vector<std::string>* errors) {
   Selector s;

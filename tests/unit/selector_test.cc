@@ -464,7 +464,8 @@ TEST(Selector, StepsOfHierarchicalAlgorithmsAreSelectedForTheirSubGroup) {
 namespace overpass {
 namespace {
 
-// The node steps of the hierarchical bcast, gather and scatter are selected for the node's
+// The node steps of the hierarchical bcast, gather, scatter, gatherv and scatterv (the last two
+// selected as calls of 0 bytes, but any size must give the same) are selected for the node's
 // ranks: by default the node's shared memory where the node has a channel, else the tree or the
 // linear algorithm (what they always ran), at every size and node size, whatever the rules of
 // whole calls say; level=node rules decide them and nothing else.
@@ -474,8 +475,10 @@ TEST(Selector, NodeStepsOfHierarchicalAlgorithmsAreSelectedForTheNode) {
     Collective coll;
     const char* flat;
   };
-  for (const Step step : {Step{Collective::kBcast, "binomial"}, Step{Collective::kGather, "linear"},
-                          Step{Collective::kScatter, "linear"}}) {
+  for (const Step step :
+       {Step{Collective::kBcast, "binomial"}, Step{Collective::kGather, "linear"},
+        Step{Collective::kScatter, "linear"}, Step{Collective::kGatherv, "linear"},
+        Step{Collective::kScatterv, "linear"}}) {
     const Algorithm& flat = *findAlgorithm(step.coll, step.flat);
     const Algorithm& shm = *findAlgorithm(step.coll, "shm");
     for (int nodeSize = 1; nodeSize <= 16; ++nodeSize)

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "coll/select/registry.h"
+#include "coll/select/selector.h"
+#include "common/config.h"
 #include "kernels/reduce_kernels.h"
 #include "loopback_team.h"
 #include "over_nodes.h"
@@ -46,11 +48,11 @@ std::int32_t value(int r, int q, std::size_t i) {
 }
 
 // Per-rank counts in elements: random in [0, 40] with about a third zero; pattern 1: all zero;
-// pattern 2: up to 600 (2400 bytes, more than a slot of the emulated nodes' shared memory).
+// pattern 2: random in [0, 700] with about a third zero (blocks past a 1 KiB shm buffer).
 std::vector<std::size_t> randomCounts(int p, unsigned seed, int pattern) {
   std::mt19937 gen(seed);
   std::vector<std::size_t> c(p);
-  for (auto& x : c) x = pattern == 1 ? 0 : (gen() % 3 == 0 ? 0 : gen() % (pattern == 2 ? 601 : 41));
+  for (auto& x : c) x = pattern == 1 ? 0 : (gen() % 3 == 0 ? 0 : gen() % (pattern ? 701 : 41));
   return c;
 }
 
@@ -75,6 +77,18 @@ Layout shuffled(const std::vector<std::size_t>& counts, unsigned seed) {
     l.offset[q] = static_cast<std::ptrdiff_t>(l.span);
     l.bytes[q] = counts[q] * sizeof(std::int32_t);
     l.span += l.bytes[q];
+  }
+  l.span += sizeof(std::int32_t);
+  return l;
+}
+
+// Blocks of `counts` int32 elements back to back in rank order (the usual displacements).
+Layout inRankOrder(const std::vector<std::size_t>& counts) {
+  Layout l;
+  for (std::size_t q = 0; q < counts.size(); ++q) {
+    l.offset.push_back(static_cast<std::ptrdiff_t>(l.span));
+    l.bytes.push_back(counts[q] * sizeof(std::int32_t));
+    l.span += l.bytes.back();
   }
   l.span += sizeof(std::int32_t);
   return l;
@@ -182,7 +196,7 @@ TEST(VectorAlgorithms, AlltoallvEachRankKnowsOnlyItsOwnCounts) {
 
 // The hierarchical alltoallv over emulated nodes (equal, round-robin, unequal, nodes of one
 // rank): with the nodes' 1 KiB buffers, blocks of up to 21-224 bytes (by layout) are aggregated,
-// so random counts of 0-160 bytes (pattern 0) and 0-2400 bytes (pattern 2) mix aggregated and
+// so random counts of 0-160 bytes (pattern 0) and 0-2800 bytes (pattern 2) mix aggregated and
 // direct blocks; pattern 1 has none. Without node channels it declines on every rank. With every
 // block of 16 bytes (aggregated on every layout), each node sends exactly one message to each
 // rank of the other nodes (a flat algorithm: one per pair of ranks).
@@ -215,54 +229,191 @@ TEST(VectorAlgorithms, AlltoallvHierarchicalOverNodes) {
   }
 }
 
+// Runs `alg` on the call; true where it declined, which only the hierarchical algorithms do here
+// (teams of one node) and only where the registry's serves rejects the call's shape (alike on
+// every rank: the shape holds no size, as every gatherv's and scatterv's).
+bool declined(const Algorithm& alg, const CollArgs& a, Team& team) {
+  const Status s = alg.run(a, team);
+  if (s == Status::kDeclined) {
+    CallShape shape;
+    shape.coll = a.coll;
+    shape.teamSize = team.size();
+    shape.shmBuffer = team.shm ? team.shm->bufferBytes() : 0;
+    const Topology* t = team.topology;
+    const bool spread = t && t->size() == team.size();
+    shape.nodes = spread ? t->nodeCount() : 1;
+    shape.maxPerNode = spread ? t->maxRanksPerNode() : team.size();
+    EXPECT_TRUE(alg.serves && !alg.serves(shape))
+        << collectiveName(alg.coll) << " " << alg.name << " declined a call it serves";
+    return true;
+  }
+  EXPECT_EQ(s, Status::kOk) << collectiveName(alg.coll) << " " << alg.name;
+  return s != Status::kOk;
+}
+
+// One gatherv or scatterv of `alg` on `team` with blocks of `counts` elements laid out as `l` at
+// the root, checked: the root's recvbuf (gatherv; gaps untouched) or every rank's recvbuf
+// (scatterv; in place at the root, left alone).
+void rootedCall(const Algorithm& alg, Team& team, const std::vector<std::size_t>& counts,
+                const Layout& l, int root, bool inPlace, const std::string& what) {
+  const Collective coll = alg.coll;
+  const int p = team.size(), r = team.rank();
+  const bool isRoot = r == root, here = isRoot && inPlace;
+  std::vector<unsigned char> whole(isRoot ? l.span : 0, kGarbage);
+  std::vector<unsigned char> mine(l.bytes[r] + 1, kGarbage);
+  CollArgs a;
+  a.coll = coll;
+  a.root = root;
+  a.bytes = l.bytes[r];
+  if (coll == Collective::kGatherv) {
+    fill(here ? whole.data() + l.offset[r] : mine.data(), r, 0, counts[r]);
+    a.sendbuf = here ? whole.data() + l.offset[r] : mine.data();
+    if (isRoot) {
+      a.recvbuf = whole.data();
+      a.recvBlocks = l.view();
+    }
+  } else {
+    if (isRoot) {
+      for (int q = 0; q < p; ++q) fill(whole.data() + l.offset[q], root, q, counts[q]);
+      a.sendbuf = whole.data();
+      a.sendBlocks = l.view();
+    }
+    a.recvbuf = here ? whole.data() + l.offset[r] : mine.data();
+  }
+  const std::string where = std::string(alg.name) + " " + what;
+  if (declined(alg, a, team)) return;
+  if (coll == Collective::kGatherv) {
+    if (isRoot)
+      expectBlocks(
+          whole, l,
+          [](int q) {
+            return std::pair{q, 0};
+          },
+          where.c_str());
+  } else if (here) {
+    expectBlocks(
+        whole, l,
+        [root](int q) {
+          return std::pair{root, q};
+        },
+        where.c_str());
+  } else {
+    std::vector<unsigned char> want(mine.size(), kGarbage);
+    fill(want.data(), root, r, counts[r]);
+    EXPECT_EQ(mine, want) << where << " rank " << r;
+  }
+}
+
 TEST(VectorAlgorithms, GathervAndScattervEveryRootInAndOutOfPlace) {
   for (Collective coll : {Collective::kGatherv, Collective::kScatterv})
     for (const Algorithm* alg : algorithmsOf(coll))
       for (int p : {1, 2, 3, 4, 6})
         for (int root = 0; root < p; ++root)
-          for (bool inPlace : {false, true}) {
+          for (int variant = 0; variant < 4; ++variant) {
+            const bool inPlace = variant & 1, ordered = variant & 2;
             const auto counts = randomCounts(p, 31u * p + root, root == 1 && p > 3);
-            const Layout l = shuffled(counts, 13u * p + root);
+            const Layout l = ordered ? inRankOrder(counts) : shuffled(counts, 13u * p + root);
             runTeam(p, [&](Team& team) {
-              const int r = team.rank();
-              const bool isRoot = r == root, here = isRoot && inPlace;
-              std::vector<unsigned char> whole(isRoot ? l.span : 0, kGarbage);
-              std::vector<unsigned char> mine(l.bytes[r] + 1, kGarbage);
-              CollArgs a;
-              a.coll = coll;
-              a.root = root;
-              a.bytes = l.bytes[r];
-              if (coll == Collective::kGatherv) {
-                fill(here ? whole.data() + l.offset[r] : mine.data(), r, 0, counts[r]);
-                a.sendbuf = here ? whole.data() + l.offset[r] : mine.data();
-                if (isRoot) {
-                  a.recvbuf = whole.data();
-                  a.recvBlocks = l.view();
-                }
-              } else {
-                if (isRoot) {
-                  for (int q = 0; q < p; ++q) fill(whole.data() + l.offset[q], root, q, counts[q]);
-                  a.sendbuf = whole.data();
-                  a.sendBlocks = l.view();
-                }
-                a.recvbuf = here ? whole.data() + l.offset[r] : mine.data();
-              }
-              ASSERT_EQ(alg->run(a, team), Status::kOk) << alg->name;
-              if (coll == Collective::kGatherv) {
-                if (isRoot)
-                  expectBlocks(
-                      whole, l,
-                      [](int q) {
-                        return std::pair{q, 0};
-                      },
-                      alg->name.data());
-              } else if (!here) {
-                std::vector<unsigned char> want(mine.size(), kGarbage);
-                fill(want.data(), root, r, counts[r]);
-                EXPECT_EQ(mine, want) << alg->name << " p=" << p << " root " << root;
-              }
+              rootedCall(*alg, team, counts, l, root, inPlace,
+                         "p=" + std::to_string(p) + " root " + std::to_string(root) +
+                             (inPlace ? " in place" : "") + (ordered ? " in rank order" : ""));
             });
           }
+}
+
+// The hierarchical gatherv and scatterv over emulated nodes (equal, round-robin, unequal, nodes
+// of one rank), with and without the nodes' shared memory, for every root: irregular counts with
+// zeros, blocks larger than a shared-memory buffer, all empty; in place at the root; blocks
+// shuffled with gaps and in rank order (the root's node buffers in place in its buffer). Without
+// a selector the node steps are the shared memory or the linear algorithms; with one whose rules
+// give the node steps to the binomial trees, those run nested in the hierarchical algorithms
+// (each level its own scratch slots).
+TEST(VectorAlgorithms, HierarchicalGathervAndScattervOverNodesForEveryRoot) {
+  std::vector<std::string> errors;
+  Environment env = {{"OVERPASS_TUNE",
+                      "gather:level=node:@binomial#gatherv:level=node:@binomial"
+                      "#scatterv:level=node:@binomial"}};
+  const auto trees = Selector::create(parseConfig(env).config, &errors);
+  ASSERT_TRUE(trees) << errors.front();
+  for (Collective coll : {Collective::kGatherv, Collective::kScatterv}) {
+    const Algorithm& alg = *findAlgorithm(coll, "hierarchical");
+    for (const test::NodeLayout& layout : test::layoutsOver({{2, 2}, {3, 2}, {2, 3}})) {
+      const Topology& topo = layout.topo;
+      const int p = topo.size();
+      for (int root = 0; root < p; ++root)
+        for (int pattern : {0, 1, 2})
+          for (int variant = 0; variant < 12; ++variant) {
+            const bool inPlace = variant & 1, nodeShm = variant & 2, ordered = variant & 4;
+            const bool binomial = variant & 8;
+            if (binomial && nodeShm) continue;
+            const auto counts = randomCounts(p, 17u * p + 5u * root + 101u * pattern, pattern);
+            const Layout l = ordered ? inRankOrder(counts) : shuffled(counts, 29u * p + root);
+            const std::string what = layout.name + " root " + std::to_string(root) + " pattern " +
+                                     std::to_string(pattern) + (inPlace ? " in place" : "") +
+                                     (nodeShm ? " shm" : "") + (ordered ? " in rank order" : "") +
+                                     (binomial ? " binomial node steps" : "");
+            test::runOverNodes(topo, nodeShm, [&](Team& team) {
+              ASSERT_TRUE(overSeveralNodes(team)) << what;
+              if (binomial) team.selector = &*trees;
+              rootedCall(alg, team, counts, l, root, inPlace, what);
+            });
+          }
+    }
+  }
+}
+
+// One message per node crosses the network, of exactly the node's blocks (and for scatterv a
+// header of the node's sizes before it, none for a node of one rank): over two nodes, every root,
+// the bytes and messages each node sends to the other. The linear algorithms send one message
+// per rank (checked, so that the check can fail).
+TEST(VectorAlgorithms, HierarchicalGathervAndScattervSendOneMessagePerNodeAcross) {
+  const Algorithm& gatherv = *findAlgorithm(Collective::kGatherv, "hierarchical");
+  const Algorithm& scatterv = *findAlgorithm(Collective::kScatterv, "hierarchical");
+  const Algorithm& flat = *findAlgorithm(Collective::kGatherv, "linear");
+  for (const test::NodeLayout& layout : {test::NodeLayout{"3+1", test::placed({0, 0, 0, 1})},
+                                         test::NodeLayout{"1+2", test::placed({0, 1, 1})},
+                                         test::NodeLayout{"3+1 rr", test::placed({0, 1, 0, 0})},
+                                         test::NodeLayout{"2+3 rr", test::placed({0, 1, 0, 1, 1})}})
+    for (bool nodeShm : {false, true}) {
+      const Topology& topo = layout.topo;
+      const int p = topo.size();
+      std::vector<std::size_t> counts(p);
+      for (int q = 0; q < p; ++q) counts[q] = 100 + 37 * q;  // none empty
+      const Layout l = shuffled(counts, 7u * p);
+      for (int root = 0; root < p; ++root) {
+        const int rootNode = topo.nodeOf(root), other = 1 - rootNode;
+        std::size_t otherBytes = 0;
+        for (int q : topo.nodeRanks(other)) otherBytes += l.bytes[q];
+        const std::size_t header =
+            topo.nodeSize(other) > 1 ? topo.nodeSize(other) * sizeof(std::uint64_t) : 0;
+        struct Across {
+          std::size_t bytes[2], messages[2];
+        };
+        auto across = [&](const Algorithm& alg) {
+          std::atomic<std::size_t> bytes[2] = {0, 0}, messages[2] = {0, 0};
+          test::runOverNodes(
+              topo, nodeShm,
+              [&](Team& team) { rootedCall(alg, team, counts, l, root, false, layout.name); },
+              bytes, messages);
+          return Across{{bytes[0], bytes[1]}, {messages[0], messages[1]}};
+        };
+        const std::string at =
+            layout.name + (nodeShm ? " shm" : "") + " root " + std::to_string(root);
+        const Across g = across(gatherv), s = across(scatterv);
+        EXPECT_EQ(g.bytes[rootNode], 0u) << "gatherv " << at;
+        EXPECT_EQ(g.bytes[other], otherBytes) << "gatherv " << at;
+        EXPECT_EQ(g.messages[rootNode], 0u) << "gatherv " << at;
+        EXPECT_EQ(g.messages[other], 1u) << "gatherv " << at;
+        EXPECT_EQ(s.bytes[rootNode], header + otherBytes) << "scatterv " << at;
+        EXPECT_EQ(s.bytes[other], 0u) << "scatterv " << at;
+        EXPECT_EQ(s.messages[rootNode], header ? 2u : 1u) << "scatterv " << at;
+        EXPECT_EQ(s.messages[other], 0u) << "scatterv " << at;
+        const Across f = across(flat);
+        EXPECT_EQ(f.bytes[other], otherBytes) << "linear gatherv " << at;
+        EXPECT_EQ(f.messages[other], static_cast<std::size_t>(topo.nodeSize(other)))
+            << "linear gatherv " << at;
+      }
+    }
 }
 
 TEST(VectorAlgorithms, ReduceScatterUnevenBlocksInt32SumAndRankOrderBits) {
