@@ -83,8 +83,10 @@ const std::string_view kDefaultTune =
     // Gather and scatter of 8-128 KiB blocks: 1.6-2.7x the linear ones over TCP between emulated
     // nodes (one message per node instead of per rank); slower for small and 512 KiB blocks.
     "#gather:8K-128K:@hierarchical#scatter:8K-128K:@hierarchical"
-    // Alltoallv with its small blocks forwarded through one rank per node and node (measured
-    // below in docs/PERFORMANCE.md, "Across hosts": alltoallv).
+    // Alltoallv with its small blocks forwarded through one rank per node and node, large ones
+    // pairwise (docs/PERFORMANCE.md, "Alltoallv across hosts": 2 x 2 over 1 Gbit/s, both
+    // placements, 1.45-1.87x for blocks up to 256 B, 1.2x at 1 KiB, parity where the link is the
+    // bound, 1.2-1.7x from 64 KiB blocks; one skewed row at 0.72x). Serves several nodes only.
     "#alltoallv:@hierarchical"
     // The node steps of the hierarchical bcast, gather, scatter, gatherv and scatterv
     // (selectNodeStep; gatherv and scatterv as calls of 0 bytes, as every one of theirs): the
