@@ -71,6 +71,7 @@ Status scattervBinomial(const CollArgs& args, Team& team);
 Status scattervHierarchical(const CollArgs& args, Team& team);
 Status reduceScatterRing(const CollArgs& args, Team& team);
 Status reduceScatterRankOrder(const CollArgs& args, Team& team);
+Status reduceScatterHierarchical(const CollArgs& args, Team& team);
 Status scanLinear(const CollArgs& args, Team& team);
 Status scanRecursiveDoubling(const CollArgs& args, Team& team);
 Status exscanLinear(const CollArgs& args, Team& team);

@@ -489,6 +489,11 @@ constexpr std::array kAlgorithms = {
                 return shmCost(m, chunks(c, c.bytes * c.teamSize), 2.0 * c.bytes * c.teamSize);
               },
               onOneNode, true},
+    Algorithm{kReduceScatter, "hierarchical",
+              "the hierarchical allreduce of the whole vector, each rank keeping its block: small "
+              "vectors over several nodes (one crossing)",
+              reduceScatterHierarchical, nullptr,  // chosen by rules only
+              [](const CallShape& c) { return c.nodes >= 2 && c.maxPerNode >= 2; }},
     OVERPASS_PMPI(kScan),
     Algorithm{kScan, "linear",
               "the prefix passed along the chain of ranks: rank order, deterministic mode",

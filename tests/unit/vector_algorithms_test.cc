@@ -460,6 +460,53 @@ TEST(VectorAlgorithms, ReduceScatterUnevenBlocksInt32SumAndRankOrderBits) {
       }
 }
 
+// The hierarchical reduce_scatter (the hierarchical allreduce, each rank keeping its block) over
+// emulated nodes, with and without node shared memory: uneven int32 blocks with zeros, all
+// empty, and a block past the nodes' 1 KiB buffers; the neighbours of the block untouched.
+TEST(VectorAlgorithms, ReduceScatterHierarchicalOverNodes) {
+  const Algorithm& alg = *findAlgorithm(Collective::kReduceScatter, "hierarchical");
+  for (const test::NodeLayout& layout : test::layoutsOver({{2, 2}, {3, 2}, {2, 3}}))
+    for (int pattern : {0, 1, 2})
+      for (bool nodeShm : {false, true}) {
+        const Topology& topo = layout.topo;
+        const int p = topo.size();
+        const auto counts = randomCounts(p, 43u * p + pattern, pattern);
+        const std::size_t all = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+        std::vector<std::size_t> bytes(p);
+        std::vector<std::ptrdiff_t> offset(p);
+        std::size_t at = 0;
+        for (int q = 0; q < p; ++q) {
+          bytes[q] = counts[q] * sizeof(std::int32_t);
+          offset[q] = static_cast<std::ptrdiff_t>(at);
+          at += bytes[q];
+        }
+        test::runOverNodes(topo, nodeShm, [&](Team& team) {
+          const int r = team.rank();
+          std::vector<std::int32_t> in(all + 1), out(counts[r] + 1, -7);
+          for (std::size_t i = 0; i < all; ++i) in[i] = value(r, 0, i);
+          CollArgs a;
+          a.coll = Collective::kReduceScatter;
+          a.sendbuf = in.data();
+          a.recvbuf = out.data();
+          a.count = all;
+          a.bytes = all * sizeof(std::int32_t);
+          a.type = DataType::kInt32;
+          a.op = ReduceOp::kSum;
+          a.recvBlocks = {bytes.data(), offset.data()};
+          ASSERT_EQ(alg.run(a, team), Status::kOk) << layout.name;
+          const std::size_t first = static_cast<std::size_t>(offset[r]) / sizeof(std::int32_t);
+          std::vector<std::int32_t> want(counts[r] + 1, -7);
+          for (std::size_t i = 0; i < counts[r]; ++i) {
+            std::uint32_t sum = 0;  // wraps as the kernels' int32 sum does
+            for (int q = 0; q < p; ++q) sum += static_cast<std::uint32_t>(value(q, 0, first + i));
+            want[i] = static_cast<std::int32_t>(sum);
+          }
+          EXPECT_EQ(out, want) << layout.name << (nodeShm ? " shm" : "") << " pattern " << pattern
+                               << " rank " << r;
+        });
+      }
+}
+
 // x -> m x + c composed left to right: associative, not commutative.
 struct Affine {
   std::int64_t m, c;
