@@ -32,10 +32,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <span>
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "coll/phases/windowed_exchange.h"
 #include "common/log.h"
 
 namespace overpass {
@@ -196,38 +196,24 @@ Status alltoallvHierarchical(const CollArgs& args, Team& team) {
   const Plan plan = planFor(*team.topology, team.nodeShmBuffer);
   OVERPASS_TRACE("hierarchical alltoallv over %s: blocks up to %zu bytes aggregated",
                  team.topology->summary().c_str(), plan.upTo);
-  // 3: the large blocks pairwise (step s: to rank + s, from rank - s; each side of a block knows
-  // it is large), the first step posted before steps 1 and 2 so that it travels meanwhile.
-  const int rank = team.rank(), p = team.size(), tag = static_cast<int>(args.coll);
+  // 3: the large blocks pairwise, two steps in flight (each side of a block knows it is large),
+  // the first step posted before steps 1 and 2 so that it travels meanwhile.
+  const int rank = team.rank(), p = team.size();
   const BlockLayout &sb = args.sendBlocks, &rb = args.recvBlocks;
-  auto step = [&](int s, P2POp* ops) {
-    const int to = (rank + s) % p, from = (rank - s + p) % p;
-    std::size_t n = 0;
-    if (rb.bytes[from] && !plan.small(rb.bytes[from]))
-      ops[n++] = P2POp::recv(static_cast<unsigned char*>(args.recvbuf) + rb.offset[from],
-                             rb.bytes[from], from);
-    if (sb.bytes[to] && !plan.small(sb.bytes[to]))
-      ops[n++] = P2POp::send(static_cast<const unsigned char*>(args.sendbuf) + sb.offset[to],
-                             sb.bytes[to], to);
-    return std::span<const P2POp>(ops, n);
-  };
-  // Two steps in flight: step s + 1 is posted before step s is waited for, so that a link left
-  // idle one way by a step of unequal pairs carries the next step's blocks.
-  P2POp ops[2][2];
-  Transport::Request requests[2];
-  Status status = Status::kOk;
-  if (const auto batch = step(1, ops[1]); !batch.empty())
-    status = team.transport.start(batch, tag, &requests[1]);
-  const Status forwarded = status == Status::kOk ? forwardSmall(args, team, plan) : status;
-  for (int s = 2; s < p && status == Status::kOk && forwarded == Status::kOk; ++s) {
-    if (const auto batch = step(s, ops[s % 2]); !batch.empty())
-      status = team.transport.start(batch, tag, &requests[s % 2]);
-    if (status == Status::kOk && requests[(s - 1) % 2])
-      status = team.transport.wait(requests[(s - 1) % 2]);
-  }
-  const Status waited = team.transport.waitAll(requests);  // nothing may stay posted
-  if (forwarded != Status::kOk) return forwarded;
-  return status != Status::kOk ? status : waited;
+  return windowedExchange<1>(
+      team, static_cast<int>(args.coll),
+      [&](int t, P2POp* ops) {
+        const int to = (rank + t) % p, from = (rank - t + p) % p;
+        std::size_t n = 0;
+        if (rb.bytes[from] && !plan.small(rb.bytes[from]))
+          ops[n++] = P2POp::recv(static_cast<unsigned char*>(args.recvbuf) + rb.offset[from],
+                                 rb.bytes[from], from);
+        if (sb.bytes[to] && !plan.small(sb.bytes[to]))
+          ops[n++] = P2POp::send(static_cast<const unsigned char*>(args.sendbuf) + sb.offset[to],
+                                 sb.bytes[to], to);
+        return n;
+      },
+      [&] { return forwardSmall(args, team, plan); });
 }
 
 }  // namespace overpass
