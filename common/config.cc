@@ -228,6 +228,13 @@ Canonical parseBufferSize(std::string_view value, Config& config) {
   return formatSize(*bytes);
 }
 
+Canonical parseProgress(std::string_view value, Config& config) {
+  const auto name = parseChoice(value, {"calls", "thread"});
+  if (!name) return std::nullopt;
+  config.progress = *name == "thread" ? ProgressMode::kThread : ProgressMode::kCalls;
+  return name;
+}
+
 Canonical parseCommWarmUp(std::string_view value, Config& config) {
   const auto calls = parseCount(trim(value), 999999);
   if (!calls) return std::nullopt;
@@ -407,6 +414,19 @@ constexpr std::array kVars = {
               "rank order, element by element, whatever the algorithm: repeated runs give the "
               "same bits (docs/TUNING.md says what is guaranteed).",
               true, parseFlag<&Config::deterministic>},
+    ConfigVar{"OVERPASS_PROGRESS", "calls", "calls|thread",
+              "Who advances the nonblocking collectives Overpass serves: every MPI call of the "
+              "application that waits or tests (calls), or also a thread of Overpass's that polls "
+              "with growing pauses while operations are outstanding and sleeps otherwise "
+              "(thread: the MPI library is then initialised at MPI_THREAD_MULTIPLE; README, "
+              "\"Nonblocking collectives\").",
+              false, parseProgress},
+    ConfigVar{"OVERPASS_FUSION", "0",
+              "0 (off) or a size from 4K to 64M (digits with an optional K, M or G suffix: x1024)",
+              "Consecutive nonblocking allreduces on one communicator with the same datatype and "
+              "operation run as one allreduce of up to this many bytes, in groups the ranks agree "
+              "on (one small allreduce per group); every operation still starts at once.",
+              true, parseBufferSize<&Config::fusion>},
     ConfigVar{"OVERPASS_GPU_CHUNK", "1M",
               "0 (off) or a size from 4K to 64M (digits with an optional K, M or G suffix: x1024)",
               "Allreduce and reduce of at least two chunks on a communicator where device "

@@ -27,6 +27,9 @@ enum class StatsMode { kOff, kTable, kJson };
 // kAuto: PMPI on one host; across hosts, UCX for small inter-host messages (transport/
 // split_transport.h).
 enum class TransportKind { kAuto, kUcx, kPmpi };
+// Who advances nonblocking collectives (shim/nonblocking.h): the application's MPI calls only, or
+// also a progress thread of Overpass's.
+enum class ProgressMode { kCalls, kThread };
 
 struct Config {
   bool disable = false;
@@ -46,9 +49,11 @@ struct Config {
   std::string tune;           // OVERPASS_TUNE rules (coll/select/tune.h)
   std::array<std::string, kNumCollectives> forced;  // OVERPASS_<COLLECTIVE>: an algorithm name
   bool deterministic = false;
-  std::size_t gpuChunk = 0;      // bytes per chunk of the device staging pipeline; 0: off
-  int gpuDepth = 3;              // its host slots per direction
-  bool gpuIpc = true;            // device buffers of one node's ranks exchanged through IPC
+  ProgressMode progress = ProgressMode::kCalls;
+  std::size_t fusion = 0;    // bytes up to which consecutive nonblocking allreduces fuse; 0: off
+  std::size_t gpuChunk = 0;  // bytes per chunk of the device staging pipeline; 0: off
+  int gpuDepth = 3;          // its host slots per direction
+  bool gpuIpc = true;        // device buffers of one node's ranks exchanged through IPC
   bool simulatedDevice = false;  // OVERPASS_SIM_DEVICE: gpu/sim_device.h's window is device memory
   // The cost model (coll/select/cost_model.h): seconds per message, bytes per second sent and
   // reduced.

@@ -20,6 +20,11 @@ namespace overpass {
   X(kWarmingUp, "warming_up",                                                                  \
     "one of the first calls on a new communicator (OVERPASS_COMM_WARMUP), before Overpass "    \
     "sets it up")                                                                              \
+  X(kNotSetUp, "not_set_up",                                                                   \
+    "a nonblocking call on a communicator Overpass has not set up yet (the set-up is "         \
+    "collective and blocking: the first blocking call after the warm-up does it)")             \
+  X(kNoProgressHook, "no_progress_hook",                                                       \
+    "a nonblocking call where Overpass cannot hook into the MPI library's progress engine")    \
   X(kNonCommutativeOp, "non_commutative_op",                                                   \
     "user-defined non-commutative operation: its order is preserved by the MPI library")       \
   X(kUnsupportedReduction, "unsupported_reduction",                                            \

@@ -1,7 +1,13 @@
-// Progress notes for the watchdog (shim/watchdog.h): code that waits on peers (the transports,
-// the shared-memory channel) calls noteProgress() whenever a wait completes, so that a long call
-// that keeps moving is told apart from one that is stuck. The shim points the calling thread's
-// counter at its watched call for the duration of the call; elsewhere a note costs one branch.
+// Waiting on peers. Two things every wait of Overpass (the transports, the shared-memory channel)
+// does through this header:
+// - noteProgress() whenever a wait completes, for the watchdog (shim/watchdog.h), so that a long
+//   call that keeps moving is told apart from one that is stuck. The shim points the calling
+//   thread's counter at its watched call for the duration of the call.
+// - idle() whenever a poll found nothing to do. Inside a nonblocking collective, which runs as a
+//   fiber (common/fiber.h), it hands the thread back at once; elsewhere it advances the
+//   process's outstanding nonblocking collectives (the idle hook the shim installs), so that a
+//   rank waiting in one collective still progresses the others its peers may be waiting for, and
+//   gives the core away where asked.
 #pragma once
 
 #include <atomic>
@@ -9,18 +15,23 @@
 
 namespace overpass {
 
-namespace progress_detail {
-inline thread_local std::atomic<std::uint64_t>* tCounter = nullptr;
-}
-
 // How many fruitless polls a transport's wait makes before it yields the core between polls:
 // where ranks share cores (or kernel networking needs one), a spinning wait starves the very
 // peer it waits for.
 inline constexpr int kPollsBeforeYield = 256;
 
-inline void noteProgress() {
-  if (std::atomic<std::uint64_t>* c = progress_detail::tCounter)
-    c->fetch_add(1, std::memory_order_relaxed);
-}
+// Counts completed waits: for the watchdog, and for the nonblocking engine, which tells a round
+// that moved from one that did not by it. Not inlined: a fiber may resume on another thread, and
+// the thread-local counter must be found afresh.
+void noteProgress();
+std::uint64_t progressEvents();
+// The calling thread's counter for noteProgress (null: none); returns the previous one.
+std::atomic<std::uint64_t>* setProgressCounter(std::atomic<std::uint64_t>* counter);
+
+// A poll found nothing to do: see above. `yieldCore`: outside a fiber, also give the core away.
+void idle(bool yieldCore);
+
+// Installs the function idle() runs outside fibers (null: none).
+void setIdleHook(void (*hook)());
 
 }  // namespace overpass

@@ -1,10 +1,11 @@
 // The C entry points: one per entry of shim/intercepted.def (OVERPASS_C_ENTRY of
-// shim/intercepted.h), plus the init wrappers, which are written by hand because they start
-// Overpass's global set-up.
+// shim/intercepted.h), plus those written by hand: the init wrappers, which start Overpass's
+// global set-up, and MPI_Request_free, MPI_Wait and MPI_Waitall (shim/nonblocking.h).
 #include <mpi.h>
 
 #include "shim/collectives.h"
 #include "shim/intercepted.h"
+#include "shim/nonblocking.h"
 #include "shim/runtime.h"
 
 #define OVERPASS_EXPORT extern "C" __attribute__((visibility("default")))
@@ -12,10 +13,24 @@
 #define OVERPASS_COLLECTIVE(Name, lower, UPPER, coll, args) OVERPASS_C_ENTRY(Name, args)
 #include "shim/intercepted.def"
 
+OVERPASS_EXPORT int MPI_Request_free(MPI_Request* request) {
+  return overpass::shim::onRequestFree(request);
+}
+
+OVERPASS_EXPORT int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  return overpass::shim::onWait(request, status);
+}
+
+OVERPASS_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  return overpass::shim::onWaitall(count, requests, statuses);
+}
+
 OVERPASS_EXPORT int MPI_Init(int* argc, char*** argv) {
-  const int rc = PMPI_Init(argc, argv);
+  const int level = overpass::shim::threadLevelFor(MPI_THREAD_SINGLE);
+  int provided = MPI_THREAD_SINGLE;
+  const int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv)
+                                            : PMPI_Init_thread(argc, argv, level, &provided);
   if (rc == MPI_SUCCESS) {
-    int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     overpass::shim::initializeRuntime(provided);
   }
@@ -23,7 +38,7 @@ OVERPASS_EXPORT int MPI_Init(int* argc, char*** argv) {
 }
 
 OVERPASS_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  const int rc = PMPI_Init_thread(argc, argv, overpass::shim::threadLevelFor(required), provided);
   if (rc == MPI_SUCCESS) overpass::shim::initializeRuntime(*provided);
   return rc;
 }

@@ -398,44 +398,96 @@ int Call::buffers(CallBuffer out[2]) const {
 }
 
 int Call::pmpi() const {
+  return pmpiOn(comm, request);
+}
+
+int Call::pmpiOn(MPI_Comm c, MPI_Request* r) const {
+  // The blocking call, or with a request its nonblocking form.
+#define OVERPASS_PMPI(Name, IName, ...) r ? PMPI_##IName(__VA_ARGS__, r) : PMPI_##Name(__VA_ARGS__)
   switch (coll) {
     case kAllreduce:
-      return PMPI_Allreduce(sendbuf, recvbuf, recvcount, recvtype, op, comm);
+      return OVERPASS_PMPI(Allreduce, Iallreduce, sendbuf, recvbuf, recvcount, recvtype, op, c);
     case kReduce:
-      return PMPI_Reduce(sendbuf, recvbuf, recvcount, recvtype, op, root, comm);
+      return OVERPASS_PMPI(Reduce, Ireduce, sendbuf, recvbuf, recvcount, recvtype, op, root, c);
     case kReduceScatterBlock:
-      return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, recvtype, op, comm);
+      return OVERPASS_PMPI(Reduce_scatter_block, Ireduce_scatter_block, sendbuf, recvbuf, recvcount,
+                           recvtype, op, c);
     case kBcast:
-      return PMPI_Bcast(recvbuf, recvcount, recvtype, root, comm);
+      return OVERPASS_PMPI(Bcast, Ibcast, recvbuf, recvcount, recvtype, root, c);
     case kGather:
-      return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+      return OVERPASS_PMPI(Gather, Igather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, root, c);
     case kScatter:
-      return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+      return OVERPASS_PMPI(Scatter, Iscatter, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, root, c);
     case kAllgather:
-      return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+      return OVERPASS_PMPI(Allgather, Iallgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, c);
     case kAlltoall:
-      return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+      return OVERPASS_PMPI(Alltoall, Ialltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, c);
     case kAllgatherv:
-      return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                             comm);
+      return OVERPASS_PMPI(Allgatherv, Iallgatherv, sendbuf, sendcount, sendtype, recvbuf,
+                           recvcounts, rdispls, recvtype, c);
     case kAlltoallv:
-      return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm);
+      return OVERPASS_PMPI(Alltoallv, Ialltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                           recvcounts, rdispls, recvtype, c);
     case kGatherv:
-      return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                          root, comm);
+      return OVERPASS_PMPI(Gatherv, Igatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                           rdispls, recvtype, root, c);
     case kScatterv:
-      return PMPI_Scatterv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcount, recvtype,
-                           root, comm);
+      return OVERPASS_PMPI(Scatterv, Iscatterv, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                           recvcount, recvtype, root, c);
     case kReduceScatter:
-      return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, recvtype, op, comm);
+      return OVERPASS_PMPI(Reduce_scatter, Ireduce_scatter, sendbuf, recvbuf, recvcounts, recvtype,
+                           op, c);
     case kScan:
-      return PMPI_Scan(sendbuf, recvbuf, recvcount, recvtype, op, comm);
+      return OVERPASS_PMPI(Scan, Iscan, sendbuf, recvbuf, recvcount, recvtype, op, c);
     case kExscan:
-      return PMPI_Exscan(sendbuf, recvbuf, recvcount, recvtype, op, comm);
+      return OVERPASS_PMPI(Exscan, Iexscan, sendbuf, recvbuf, recvcount, recvtype, op, c);
     case kBarrier:
     default:
-      return PMPI_Barrier(comm);
+      return r ? PMPI_Ibarrier(c, r) : PMPI_Barrier(c);
+  }
+#undef OVERPASS_PMPI
+}
+
+void Call::keepArrays(std::vector<int>* store) {
+  const auto p = static_cast<std::size_t>(size);
+  const bool root = rank == this->root;
+  const int** arrays[4] = {&sendcounts, &sdispls, &recvcounts, &rdispls};
+  bool significant[4] = {false, false, false, false};
+  switch (coll) {
+    case kAllgatherv:
+      significant[2] = significant[3] = true;
+      break;
+    case kAlltoallv:
+      significant[0] = significant[1] = significant[2] = significant[3] = true;
+      break;
+    case kGatherv:
+      significant[2] = significant[3] = root;
+      break;
+    case kScatterv:
+      significant[0] = significant[1] = root;
+      break;
+    case kReduceScatter:
+      significant[2] = true;
+      break;
+    default:
+      return;
+  }
+  store->clear();
+  store->reserve(4 * p);
+  for (int i = 0; i < 4; ++i)
+    if (significant[i] && *arrays[i]) store->insert(store->end(), *arrays[i], *arrays[i] + p);
+  std::size_t at = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (!significant[i] || !*arrays[i]) {
+      *arrays[i] = nullptr;
+      continue;
+    }
+    *arrays[i] = store->data() + at;
+    at += p;
   }
 }
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "coll/coll_args.h"
 #include "coll/select/registry.h"
@@ -71,12 +72,16 @@ struct Call {
   int root = 0;             // rooted collectives
   // The vector collectives' per-rank counts and displacements (in extents of the side's
   // datatype; reduce_scatter: recvcounts only), significant where the standard says; the request
-  // of a nonblocking call (issue 18). Null elsewhere.
+  // of a nonblocking call (shim/nonblocking.h). Null elsewhere.
   const int* sendcounts = nullptr;
   const int* sdispls = nullptr;
   const int* recvcounts = nullptr;
   const int* rdispls = nullptr;
   MPI_Request* request = nullptr;
+  // The copy of a nonblocking call that runs inside its operation (shim/nonblocking.h): errors
+  // go to the request's status, a decline to the MPI library's nonblocking collective on
+  // Overpass's communicator; `request` is not written again.
+  bool inOperation = false;
 
   // Set by check(): this rank and the communicator's size; a reduction's translation.
   int rank = 0, size = 0;
@@ -110,8 +115,11 @@ struct Call {
     (side == CallBuffer::kSend ? const_cast<void*&>(sendbuf) : recvbuf) = p;
   }
 
-  // The MPI library's collective, with the arguments as they stand (device buffers staged).
+  // The MPI library's collective, with the arguments as they stand (device buffers staged): the
+  // nonblocking form where the call has a request.
   int pmpi() const;
+  // The same on communicator `c`, nonblocking where `r` is not null.
+  int pmpiOn(MPI_Comm c, MPI_Request* r) const;
   // An Overpass algorithm on host bytes (packed where the datatype needs it). An MPI error code,
   // or kDeclinedCall where the algorithm declined the call, alike on every rank, having changed
   // nothing the application sees.
@@ -119,6 +127,10 @@ struct Call {
   // A device algorithm's arguments: the application's buffers, none where a datatype needs
   // packing (this rank cannot take part).
   CollArgs deviceArgs() const;
+  // A nonblocking call's own copy of its arrays of counts and displacements (those significant on
+  // this rank; after check()): the call then points into `store`. Programs count on it (mpi4py
+  // frees the arrays it builds once the call has returned, as the MPI library copies them).
+  void keepArrays(std::vector<int>* store);
   // The staging pipeline's view of a splittable call: this rank's input and output (null: none;
   // equal in place), and the call on `count` elements at host copies `in` and `out`.
   const void* input() const;

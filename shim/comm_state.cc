@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "gpu/memory.h"
+#include "shim/nonblocking.h"
 #include "shim/runtime.h"
 #include "shim/world_ranks.h"
 #include "transport/split_transport.h"
@@ -113,6 +114,7 @@ void releaseLocked(CommState* state) {
 
 int deleteState(MPI_Comm, int, void* attribute, void*) {
   auto* state = static_cast<CommState*>(attribute);
+  drain(*state);  // MPI_Comm_free lets pending operations complete; they need the engine
   {
     std::lock_guard lock(gMutex);
     releaseLocked(state);

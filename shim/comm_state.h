@@ -10,8 +10,10 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -25,6 +27,8 @@
 #include "topo/topology.h"
 
 namespace overpass::shim {
+
+struct Operation;
 
 struct CommEngine {
   std::vector<int> members;  // the world ranks of the communicator, in its rank order: pool key
@@ -65,6 +69,10 @@ struct CommState {
   // Null during the warm-up (every call goes to the MPI library), then this communicator's engine.
   std::unique_ptr<CommEngine> engine;
   int slot = -1;  // the engine's slot in its pool (-1: not pooled, destroyed at release)
+  // Nonblocking collectives started on it and not yet complete, in order (shim/nonblocking.h;
+  // `pending` under the engine's lock).
+  std::deque<Operation*> pending;
+  std::atomic<int> outstanding{0};
 
   Team team() { return engine->team(); }
 };

@@ -2,16 +2,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <optional>
 
 #include "coll/select/selector.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "gpu/memory.h"
 #include "gpu/staging_pipeline.h"
 #include "shim/comm_state.h"
 #include "shim/device_staging.h"
+#include "shim/nonblocking.h"
 #include "shim/runtime.h"
 #include "shim/watchdog.h"
 #include "transport/split_transport.h"
@@ -81,6 +84,35 @@ const Algorithm& selectFor(const CallShape& s, std::span<const Algorithm* const>
 // The algorithm for `shape` on the communicator, memoised.
 const Algorithm& selectAlgorithm(CommState& state, const CallShape& shape) {
   return state.engine->selections.get(shape, selectFor);
+}
+
+// An algorithm's error: raised through the communicator's error handler by a blocking call; a
+// nonblocking operation returns it in its request's status instead.
+int raise(const Call& call, int rc) {
+  return call.inOperation ? rc : raiseError(call.comm, rc);
+}
+
+// Inside a nonblocking operation whose algorithm declined (alike on every rank): the MPI
+// library's nonblocking collective on Overpass's own communicator (the application's may carry
+// later calls already, posted straight to the MPI library), polled until it completes.
+int pmpiInOperation(CommState& state, const Call& call) {
+  MPI_Request inner = MPI_REQUEST_NULL;
+  int rc = call.pmpiOn(state.engine->dup, &inner);
+  for (int flag = 0; rc == MPI_SUCCESS;) {
+    rc = PMPI_Test(&inner, &flag, MPI_STATUS_IGNORE);
+    if (flag) break;
+    idle(false);
+  }
+  return rc;
+}
+
+// The engine's facts in a call's shape. The device algorithms and the pipeline are blocking:
+// nonblocking calls take host ones.
+void describeEngine(CallShape& shape, const CommEngine& engine, bool nonblocking) {
+  shape.shmBuffer = engine.shm && engine.topology.singleNode() ? engine.shm->bufferBytes() : 0;
+  shape.nodes = engine.topology.nodeCount();
+  shape.maxPerNode = engine.topology.maxRanksPerNode();
+  shape.mem = engine.deviceCapable && !nonblocking ? CallMemory::kDevice : CallMemory::kHost;
 }
 
 // This rank's significant buffers and whether each lies in device memory: classified once per
@@ -183,12 +215,12 @@ int runHere(CommState* state, Call& call, const Algorithm* algorithm,
     if (rc == kDeclinedCall)
       *reason = FallbackReason::kDeclined;
     else if (rc != MPI_SUCCESS)
-      rc = raiseError(call.comm, rc);
+      rc = raise(call, rc);
   }
   if (*reason) {
     OVERPASS_DEBUG("%s: MPI library (%s)", collectiveName(call.coll).data(),
                    fallbackReasonName(**reason).data());
-    rc = call.pmpi();
+    rc = call.inOperation ? pmpiInOperation(*state, call) : call.pmpi();
   }
   return rc;
 }
@@ -196,9 +228,9 @@ int runHere(CommState* state, Call& call, const Algorithm* algorithm,
 // The same, this rank's device buffers replaced by host copies for the call
 // (shim/device_staging.h): a function of its own, so that the calls without device buffers
 // never build the staging object.
-int runStaged(CommState* state, Call& call, const Algorithm* algorithm, const Memory& memory,
-              std::optional<FallbackReason>* reason) {
-  DeviceStaging staging(*deviceMemory(), state->deviceStaging);
+// Replaces this rank's device buffers of `call` by host copies held by `staging`. An MPI error
+// code.
+int stage(DeviceStaging& staging, Call& call, const Memory& memory) {
   for (int i = 0; i < memory.count; ++i) {
     if (!memory.device[i]) continue;
     const CallBuffer& b = memory.buffers[i];
@@ -207,15 +239,184 @@ int runStaged(CommState* state, Call& call, const Algorithm* algorithm, const Me
     const std::ptrdiff_t before = b.first * extent;
     const void* p = static_cast<const char*>(call.buffer(b.side)) + before;
     if (const int rc = staging.add(p, b.count, b.type, b.read, b.written); rc != MPI_SUCCESS)
-      return raiseError(call.comm, rc);
+      return rc;
     call.setBuffer(b.side, const_cast<char*>(static_cast<const char*>(p) - before));
   }
+  return MPI_SUCCESS;
+}
+
+int runStaged(CommState* state, Call& call, const Algorithm* algorithm, const Memory& memory,
+              std::optional<FallbackReason>* reason) {
+  DeviceStaging staging(*deviceMemory(), state->deviceStaging);
+  if (const int rc = stage(staging, call, memory); rc != MPI_SUCCESS) return raise(call, rc);
   int rc = runHere(state, call, algorithm, reason);
   if (rc == MPI_SUCCESS) {
     rc = staging.finish();
-    if (rc != MPI_SUCCESS) rc = raiseError(call.comm, rc);
+    if (rc != MPI_SUCCESS) rc = raise(call, rc);
   }
   return rc;
+}
+
+// Statistics of one call (OVERPASS_STATS): what served it, from `start` to now; `shape` null where
+// the arguments were invalid.
+void record(const Call& call, const CallShape* shape, const Algorithm* algorithm,
+            const std::optional<FallbackReason>& reason, const Memory& memory,
+            std::chrono::steady_clock::time_point start) {
+  Stats& stats = runtime().stats;
+  const StatsRow row(call.coll, call.request != nullptr);
+  if (reason) {
+    algorithm = &pmpiAlgorithm(call.coll);
+    stats.recordFallback(row, *reason);
+  }
+  if (memory.any()) stats.recordDevice(row);
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
+  stats.record(row, shape ? statisticsBytes(*shape, call) : 0, algorithmId(*algorithm),
+               static_cast<std::uint64_t>(ns));
+}
+
+// A nonblocking call on the MPI library's path with device buffers on this rank: the host copies
+// go to the MPI library's nonblocking collective at once, and an operation of the engine waits
+// for it and copies the results back to the device before the application's request completes.
+int startStagedPmpi(CommState& state, Call& call, const Memory& memory) {
+  struct Staged {
+    explicit Staged(DeviceMemory& device) : staging(device, host) {}
+    HostStaging host;  // its own: the communicator's serves one call at a time
+    DeviceStaging staging;
+    MPI_Request inner = MPI_REQUEST_NULL;
+  };
+  auto staged = std::make_shared<Staged>(*deviceMemory());
+  int rc = stage(staged->staging, call, memory);
+  if (rc == MPI_SUCCESS) rc = call.pmpiOn(call.comm, &staged->inner);
+  if (rc != MPI_SUCCESS) return raiseError(call.comm, rc);
+  auto body = [staged] {
+    int rc = MPI_SUCCESS;
+    for (int flag = 0; rc == MPI_SUCCESS && !flag;) {
+      rc = PMPI_Test(&staged->inner, &flag, MPI_STATUS_IGNORE);
+      if (!flag) idle(false);
+    }
+    return rc == MPI_SUCCESS ? staged->staging.finish() : rc;
+  };
+  rc = startOperation(state, call.comm, std::move(body), call.request);
+  return rc == MPI_SUCCESS ? rc : raiseError(call.comm, rc);
+}
+
+// Inside an operation: `call` (a reduction on contiguous elements, in an operation's copy) run by
+// the algorithm the selector picks for it on `state`. An MPI error code.
+int runNested(CommState& state, Call& call, const Algorithm** used = nullptr) {
+  call.inOperation = true;
+  if (used) *used = &pmpiAlgorithm(call.coll);
+  if (std::optional<FallbackReason> reason = call.check(state.rank, state.size); reason)
+    return pmpiInOperation(state, call);
+  CallShape shape = call.shape();
+  shape.coll = call.coll;
+  shape.teamSize = state.size;
+  shape.ordered = shape.ordered && runtime().config.deterministic;
+  describeEngine(shape, *state.engine, true);
+  const Algorithm& algorithm = selectAlgorithm(state, shape);
+  std::optional<FallbackReason> reason;
+  if (algorithm.isPmpi()) reason = FallbackReason::kSelected;
+  const int rc = runHere(&state, call, &algorithm, &reason);
+  if (used && !reason) *used = &algorithm;
+  return rc;
+}
+
+// OVERPASS_FUSION: an allreduce operation at the head of its communicator's queue and the fusable
+// ones right behind it run as one allreduce of their packed vectors. How many join is agreed
+// first (the least any rank has queued: one small allreduce), since ranks see different queues;
+// each then runs on its own contribution as it would alone, element by element, so that in
+// deterministic mode the results are those of the separate calls, bit for bit. Returns the MPI
+// error code and sets *used to the algorithm that served the group, or returns nothing where no
+// rank has another to join (the head then runs alone).
+std::optional<int> runFused(CommState& state, const Call& head,
+                            const std::optional<FusionPart>& part, const Algorithm** used) {
+  const std::size_t limit = runtime().config.fusion;
+  std::vector<FusionPart> behind;
+  if (part) behind = partsBehind(state, *part, limit);
+  int mine = static_cast<int>(behind.size()), agreed = 0;
+  Call agree =
+      Call::reduction(Collective::kAllreduce, &mine, &agreed, 1, MPI_INT, MPI_MIN, 0, head.comm);
+  if (const int rc = runNested(state, agree); rc != MPI_SUCCESS) return rc;
+  if (agreed == 0) return std::nullopt;
+  behind.resize(static_cast<std::size_t>(agreed));
+  std::size_t bytes = part->bytes;
+  for (const FusionPart& p : behind) bytes += p.bytes;
+  OVERPASS_TRACE("iallreduce: %d calls fused into one of %zu bytes", agreed + 1, bytes);
+  auto* in = static_cast<char*>(state.engine->staging.get(StagingSlot::kFusionIn, bytes));
+  auto* out = static_cast<char*>(state.engine->staging.get(StagingSlot::kFusionOut, bytes));
+  std::size_t at = part->bytes;
+  std::memcpy(in, part->in, part->bytes);
+  for (const FusionPart& p : behind) {
+    std::memcpy(in + at, p.in, p.bytes);
+    at += p.bytes;
+  }
+  Call fused = head;
+  fused.sendbuf = in;
+  fused.recvbuf = out;
+  fused.recvcount = fused.sendcount = static_cast<int>(bytes / head.red.elementBytes);
+  const int rc = runNested(state, fused, used);
+  std::memcpy(part->out, out, part->bytes);
+  at = part->bytes;
+  for (const FusionPart& p : behind) {
+    std::memcpy(p.out, out + at, p.bytes);
+    at += p.bytes;
+  }
+  absorb(state, behind.size(), rc);
+  if (runtime().config.statsMode != StatsMode::kOff) {
+    const StatsRow row(Collective::kAllreduce, true);
+    for (std::size_t i = 0; i <= behind.size(); ++i) runtime().stats.recordFused(row);
+    for (const FusionPart& p : behind) runtime().stats.record(row, p.bytes, algorithmId(**used), 0);
+  }
+  return rc;
+}
+
+// Where a nonblocking allreduce may join a fused group: a predefined operation on this rank's
+// host buffers (its elements are then contiguous); the key is its datatype and operation.
+std::optional<FusionPart> fusionPart(const Call& call, const Memory& memory,
+                                     const CallShape& shape) {
+  if (call.coll != Collective::kAllreduce || runtime().config.fusion == 0 || memory.any() ||
+      call.red.op == ReduceOp::kUser || shape.bytes == 0)
+    return std::nullopt;
+  FusionPart part;
+  part.key =
+      (static_cast<std::uint64_t>(call.red.type) << 8) | static_cast<std::uint64_t>(call.red.op);
+  part.bytes = shape.bytes;
+  part.in = call.input();
+  part.out = call.recvbuf;
+  return part;
+}
+
+// A nonblocking call that Overpass serves: `algorithm` (a host one) runs as an operation of the
+// nonblocking engine (shim/nonblocking.h), on its own copy of the call and of its arrays of counts
+// and displacements; its request is the operation's. A decline inside it goes to the MPI
+// library's nonblocking collective on Overpass's communicator.
+int startInOperation(CommState& state, const Call& call, const Algorithm& algorithm,
+                     const Memory& memory, const CallShape& shape) {
+  const bool timed = runtime().config.statsMode != StatsMode::kOff;
+  const auto start =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  Call own = call;
+  own.inOperation = true;
+  auto arrays = std::make_shared<std::vector<int>>();
+  own.keepArrays(arrays.get());
+  // Every rank of the communicator agrees on fusion at its allreduces alike (shared facts).
+  const bool fuses = call.coll == Collective::kAllreduce && runtime().config.fusion > 0;
+  const std::optional<FusionPart> part = fusionPart(call, memory, shape);
+  auto body = [&state, call = own, arrays, &algorithm, memory, shape, timed, start, fuses,
+               part]() mutable {
+    std::optional<FallbackReason> reason;
+    const Algorithm* used = &algorithm;
+    std::optional<int> rc;
+    if (fuses) rc = runFused(state, call, part, &used);
+    if (!rc)
+      rc = memory.any() ? runStaged(&state, call, &algorithm, memory, &reason)
+                        : runHere(&state, call, &algorithm, &reason);
+    if (timed) record(call, &shape, used, reason, memory, start);
+    return *rc;
+  };
+  const int rc = startOperation(state, call.comm, std::move(body), call.request, part);
+  return rc == MPI_SUCCESS ? rc : raiseError(call.comm, rc);
 }
 
 int dispatchUnguarded(Call& call) {
@@ -255,19 +456,20 @@ int dispatchUnguarded(Call& call) {
   shape.teamSize = size;
   shape.ordered = shape.ordered && rt.config.deterministic;
   if (!reason && !state->engine) {
-    if (!endsWarmUp(comm, *state, shape)) {
+    // The set-up is collective and blocking: never at a nonblocking call, which must return at
+    // once; the first blocking call after the warm-up does it.
+    if (call.request) {
+      reason = FallbackReason::kNotSetUp;
+    } else if (!endsWarmUp(comm, *state, shape)) {
       reason = FallbackReason::kWarmingUp;
     } else {
       ReentryGuard guard;
       if (const int rc = startEngine(comm, *state); rc != MPI_SUCCESS) return raiseError(comm, rc);
     }
   }
-  if (const CommEngine* engine = state ? state->engine.get() : nullptr) {
-    shape.shmBuffer = engine->shm && engine->topology.singleNode() ? engine->shm->bufferBytes() : 0;
-    shape.nodes = engine->topology.nodeCount();
-    shape.maxPerNode = engine->topology.maxRanksPerNode();
-    shape.mem = engine->deviceCapable ? CallMemory::kDevice : CallMemory::kHost;
-  }
+  if (const CommEngine* engine = state ? state->engine.get() : nullptr)
+    describeEngine(shape, *engine, call.request != nullptr);
+  if (!reason && call.request && !nonblockingReady()) reason = FallbackReason::kNoProgressHook;
   const Algorithm* algorithm = nullptr;
   if (!reason) {
     algorithm = &selectAlgorithm(*state, shape);
@@ -282,6 +484,13 @@ int dispatchUnguarded(Call& call) {
                                  ? deviceMemory()
                                  : nullptr)
     memory = classify(call, *device);
+  if (call.request && !reason) return startInOperation(*state, call, *algorithm, memory, shape);
+  if (call.request && memory.any() && nonblockingReady()) {
+    if (timed) record(call, &shape, algorithm, reason, memory, start);
+    return startStagedPmpi(*state, call, memory);
+  }
+  // A blocking call of Overpass on the communicator: after its nonblocking ones.
+  if (!reason && state->outstanding.load(std::memory_order_acquire) > 0) drain(*state);
   int rc = MPI_SUCCESS;
   // The device algorithms and the pipeline run, or decline alike on every rank and are passed
   // over for this shape; at most two of them are tried (coll/select/registry.h), then a host
@@ -306,18 +515,7 @@ int dispatchUnguarded(Call& call) {
   if (reason || algorithm->kind == AlgorithmKind::kHost)
     rc = memory.any() ? runStaged(state, call, algorithm, memory, &reason)
                       : runHere(state, call, algorithm, &reason);
-  if (timed) {
-    if (reason) {
-      algorithm = &pmpiAlgorithm(coll);
-      rt.stats.recordFallback(coll, *reason);
-    }
-    if (memory.any()) rt.stats.recordDevice(coll);
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
-    rt.stats.record(coll, sized ? statisticsBytes(shape, call) : 0, algorithmId(*algorithm),
-                    static_cast<std::uint64_t>(ns));
-  }
+  if (timed) record(call, sized ? &shape : nullptr, algorithm, reason, memory, start);
   return rc;
 }
 

@@ -4,13 +4,14 @@
 // their names are generated from shim/intercepted.def (OVERPASS_FORTRAN_BODY and
 // OVERPASS_FORTRAN_ALIASES of shim/intercepted.h: handles converted with the f2c functions, the
 // Fortran sentinels MPI_IN_PLACE and MPI_BOTTOM translated, an omitted ierror accepted, null in
-// mpi_f08); the life-cycle bodies are written here. It never defines Open MPI's internal
-// ompi_x_f, which is the same function as pmpi_x_.
+// mpi_f08); the life-cycle bodies and MPI_Request_free's are written here. It never defines Open
+// MPI's internal ompi_x_f, which is the same function as pmpi_x_.
 #include <dlfcn.h>
 #include <mpi.h>
 
 #include "shim/collectives.h"
 #include "shim/intercepted.h"
+#include "shim/nonblocking.h"
 #include "shim/runtime.h"
 
 extern "C" {
@@ -22,9 +23,11 @@ extern "C" {
 // start Overpass.
 void overpass_f_init(MPI_Fint* ierror) {
   OVERPASS_FORWARD_IF_FOREIGN(init, ierror)
-  const int rc = PMPI_Init(nullptr, nullptr);
+  const int level = overpass::shim::threadLevelFor(MPI_THREAD_SINGLE);
+  int provided = MPI_THREAD_SINGLE;
+  const int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(nullptr, nullptr)
+                                            : PMPI_Init_thread(nullptr, nullptr, level, &provided);
   if (rc == MPI_SUCCESS) {
-    int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     overpass::shim::initializeRuntime(provided);
   }
@@ -34,14 +37,24 @@ void overpass_f_init(MPI_Fint* ierror) {
 void overpass_f_init_thread(const MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierror) {
   OVERPASS_FORWARD_IF_FOREIGN(init_thread, required, provided, ierror)
   int cProvided = MPI_THREAD_SINGLE;
-  const int rc = PMPI_Init_thread(nullptr, nullptr, *required, &cProvided);
+  const int rc =
+      PMPI_Init_thread(nullptr, nullptr, overpass::shim::threadLevelFor(*required), &cProvided);
   *provided = static_cast<MPI_Fint>(cProvided);
   if (rc == MPI_SUCCESS) overpass::shim::initializeRuntime(cProvided);
   overpass::shim::fortran::setError(ierror, rc);
 }
 
+// Open MPI's mpi_request_free_ calls PMPI_Request_free itself.
+void overpass_f_request_free(MPI_Fint* request, MPI_Fint* ierror) {
+  OVERPASS_FORWARD_IF_FOREIGN(request_free, request, ierror)
+  MPI_Request c = PMPI_Request_f2c(*request);
+  const int rc = overpass::shim::onRequestFree(&c);
+  if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(c);
+  overpass::shim::fortran::setError(ierror, rc);
+}
+
 #define OVERPASS_COLLECTIVE(Name, lower, UPPER, coll, args) OVERPASS_FORTRAN_ALIASES(lower, UPPER)
-#define OVERPASS_LIFECYCLE(Name, lower, UPPER) OVERPASS_FORTRAN_ALIASES(lower, UPPER)
+#define OVERPASS_BY_HAND(Name, lower, UPPER) OVERPASS_FORTRAN_ALIASES(lower, UPPER)
 #include "shim/intercepted.def"
 
 }  // extern "C"

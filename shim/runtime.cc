@@ -13,6 +13,7 @@
 #include "gpu/memory.h"
 #include "shim/comm_state.h"
 #include "shim/hello.h"
+#include "shim/nonblocking.h"
 #include "shim/pmpi_transport.h"
 #include "shim/type_map.h"
 #include "shim/watchdog.h"
@@ -21,7 +22,16 @@
 
 namespace overpass::shim {
 
-thread_local bool ReentryGuard::active_ = false;
+namespace {
+thread_local bool tInside = false;
+}
+
+__attribute__((noinline)) bool ReentryGuard::active() {
+  return tInside;
+}
+__attribute__((noinline)) void ReentryGuard::set(bool active) {
+  tInside = active;
+}
 
 Runtime& runtime() {
   static Runtime* rt = new Runtime();  // never destroyed: callbacks may run during exit
@@ -46,6 +56,18 @@ __attribute__((constructor)) void checkMpiLibrary() {
 }
 
 void initializeUnguarded(int providedThreadLevel);
+
+// Whether the progress thread runs: asked for, and the MPI library lets it call in.
+bool progressThread(const Runtime& rt) {
+  if (rt.config.progress != ProgressMode::kThread) return false;
+  if (rt.threadLevel == MPI_THREAD_MULTIPLE) return true;
+  if (rt.worldRank == 0)
+    OVERPASS_WARN(
+        "OVERPASS_PROGRESS=thread: the MPI library provides thread level %d, not "
+        "MPI_THREAD_MULTIPLE; nonblocking collectives progress inside MPI calls only",
+        rt.threadLevel);
+  return false;
+}
 
 // How long rank 0 waits for every rank's start-up hello: without OVERPASS_TIMEOUT, and at least
 // with it (ranks leave MPI_Init some seconds apart on a crowded machine; a short timeout must not
@@ -228,6 +250,7 @@ int finalizeRuntime(MPI_Comm, int, void*, void*) {
 }
 
 void finalizeUnwatched(Runtime& rt) {
+  stopNonblockingEngine();  // the outstanding nonblocking collectives complete first
   if (rt.config.statsMode != StatsMode::kOff) reportStatistics(rt);
   releaseCommStates();
   if (rt.ucx) {
@@ -238,6 +261,12 @@ void finalizeUnwatched(Runtime& rt) {
 }
 
 }  // namespace
+
+int threadLevelFor(int required) {
+  const Config config = parseConfig(processEnvironment()).config;
+  return !config.disable && config.progress == ProgressMode::kThread ? MPI_THREAD_MULTIPLE
+                                                                     : required;
+}
 
 void initializeRuntime(int providedThreadLevel) {
   try {
@@ -288,6 +317,18 @@ void initializeUnguarded(int providedThreadLevel) {
       PMPI_Comm_set_attr(MPI_COMM_SELF, rt.selfKeyval, nullptr) != MPI_SUCCESS) {
     OVERPASS_ERROR("cannot create MPI attributes; aborting the job (ranks would diverge)");
     PMPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (!rt.config.disable) {
+    startNonblockingEngine(progressThread(rt), rt.job.oversubscribed(rt.worldRank));
+    // MPI_COMM_WORLD has no warm-up: its engine is built here, where every rank is, rather than
+    // at its first collective, so that nonblocking collectives are served from the first one
+    // (a nonblocking call cannot build it: that is collective and blocking).
+    int rc = MPI_SUCCESS;
+    CommState* world = commState(MPI_COMM_WORLD, &rc);
+    if (!world || startEngine(MPI_COMM_WORLD, *world) != MPI_SUCCESS) {
+      OVERPASS_ERROR("cannot set up MPI_COMM_WORLD; aborting the job (ranks would diverge)");
+      PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
   }
   rt.phase = rt.config.disable ? Phase::kDisabled : Phase::kActive;
   OVERPASS_INFO("initialised: %d ranks, thread level %d, %s", rt.worldSize, providedThreadLevel,

@@ -43,23 +43,27 @@ struct Runtime {
 
 Runtime& runtime();
 
-// Called by every init wrapper, C and Fortran, after PMPI_Init/PMPI_Init_thread succeeded.
+// The thread level every init wrapper, C and Fortran, asks the MPI library for, where the
+// application asked for `required` (MPI_Init: MPI_THREAD_SINGLE): MPI_THREAD_MULTIPLE where the
+// progress thread will call it (OVERPASS_PROGRESS=thread), else `required`.
+int threadLevelFor(int required);
+// Called by every init wrapper after PMPI_Init/PMPI_Init_thread succeeded.
 void initializeRuntime(int providedThreadLevel);
 
 // The reasons that send every call of a collective to the MPI library, whatever its arguments.
 std::optional<FallbackReason> globalFallback(Collective coll);
 
-// Marks the calling thread as inside Overpass, so calls it makes are not intercepted again.
+// Marks the calling thread as inside Overpass, so calls it makes are not intercepted again. Out
+// of line, so that the thread-local flag is found afresh at each use: a nonblocking collective
+// (a fiber, common/fiber.h) may resume on another thread inside a guard.
 class ReentryGuard {
  public:
-  ReentryGuard() { active_ = true; }
-  ~ReentryGuard() { active_ = false; }
+  ReentryGuard() { set(true); }
+  ~ReentryGuard() { set(false); }
   ReentryGuard(const ReentryGuard&) = delete;
   ReentryGuard& operator=(const ReentryGuard&) = delete;
-  static bool active() { return active_; }
-
- private:
-  static thread_local bool active_;
+  static bool active();
+  static void set(bool active);
 };
 
 }  // namespace overpass::shim

@@ -24,7 +24,9 @@ std::size_t packedBytes(int count, MPI_Datatype type);
 
 // The shim's staging memory of a communicator (CommEngine::staging), by slot: the packed input
 // and output of a call, and the copy that an in-place call works from.
-enum class StagingSlot : std::size_t { kIn, kOut, kCopy, kCount };
+// kFusionIn, kFusionOut: the packed inputs and results of a fused group of nonblocking allreduces
+// (shim/dispatch.cc, OVERPASS_FUSION).
+enum class StagingSlot : std::size_t { kIn, kOut, kCopy, kFusionIn, kFusionOut, kCount };
 class Staging {
  public:
   void* get(StagingSlot slot, std::size_t bytes) {

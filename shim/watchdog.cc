@@ -516,7 +516,7 @@ void WatchedCall::enter(int what, MPI_Comm comm) {
   // Only this thread writes the generation: odd while in a call.
   slot->generation.store(slot->generation.load(std::memory_order_relaxed) + 1,
                          std::memory_order_release);
-  progress_detail::tCounter = &slot->progress;
+  setProgressCounter(&slot->progress);
   slot_ = slot;
 }
 
@@ -528,7 +528,7 @@ void WatchedCall::identify(std::uint64_t commKey, std::uint64_t call) {
 
 void WatchedCall::leave() {
   tOwner.depth = 0;
-  progress_detail::tCounter = nullptr;
+  setProgressCounter(nullptr);
   slot_->generation.store(slot_->generation.load(std::memory_order_relaxed) + 1,
                           std::memory_order_release);
 }

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "common/fiber.h"
 #include "common/log.h"
 #include "common/progress.h"
 
@@ -44,15 +45,16 @@ Status ShmChannel::waitFor(int from, std::uint64_t round) {
   int spins = 0;
   Clock::time_point lastCheck{};
   const int first = from == kAll ? 0 : from, last = from == kAll ? size_ - 1 : from;
+  const bool inFiber = Fiber::inside();
   for (int q = first; q <= last; ++q) {
     ShmArena::Control& c = arena_.control(q);
     while (c.round.load(std::memory_order_acquire) < round) {
-      if (spins < spins_) {
+      if (spins < spins_ && !inFiber) {
         ++spins;
         cpuRelax();
         continue;
       }
-      sched_yield();
+      idle(true);  // common/progress.h: a fiber yields at once
       const Clock::time_point now = Clock::now();
       if (lastCheck == Clock::time_point{}) lastCheck = now;
       if (now - lastCheck < std::chrono::milliseconds(50)) continue;

@@ -155,13 +155,27 @@ def main():
         # overpass-bench (an MPI program: one rank)
         mpi = [a.mpiexec, "--oversubscribe", "-np", "1", bench]
         check_help(mpi + ["--help"], ["--minbytes", "--maxbytes", "--stepfactor", "--coll",
-                                      "allgatherv", "exscan", "--counts", "half-zero"], env,
-                   marks)
+                                      "allgatherv", "exscan", "--counts", "half-zero",
+                                      "--nonblocking", "--overlap", "--test-during-compute",
+                                      "--burst"], env, marks)
         for args, name in [(["-b", "abc"], "'abc'"), (["-e", "0"], "--maxbytes 0"),
                            (["-f", "1"], "--stepfactor"), (["--coll", "foo"], "'foo'"),
                            (["--coll", "scan,gatherv,foo"], "'scan,gatherv,foo'"),
                            (["--counts", "lopsided"], "lopsided"), (["--counts"], "--counts"),
-                           (["--bogus"], "--bogus"), (["--netdev", "nosuch0"], "nosuch0")]:
+                           (["--bogus"], "--bogus"), (["--netdev", "nosuch0"], "nosuch0"),
+                           (["--nonblocking", "3"], "--nonblocking"), (["--burst", "0"], "--burst"),
+                           (["--test-during-compute", "2"], "--test-during-compute"),
+                           (["--overlap", "--burst", "4"], "--burst"),
+                           (["--nonblocking", "--overlap"], "--overlap"),
+                           (["--burst", "256"], "--burst 256 x --maxbytes 32M")]:
+            check_bad(mpi + args, [name], env, marks)
+
+        # overpass-bench-p2p (an MPI program of 2 ranks; its arguments are handled at 1)
+        mpi = [a.mpiexec, "--oversubscribe", "-np", "1", os.path.join(tools, "overpass-bench-p2p")]
+        check_help(mpi + ["--help"], ["-n CALLS", "-r REPS", "pingpong", "test-done",
+                                      "test-pending"], env, marks)
+        for args, name in [(["-n", "0"], "'0'"), (["-r", "x"], "'x'"), (["-n"], "-n"),
+                           (["--bogus"], "'--bogus'")]:
             check_bad(mpi + args, [name], env, marks)
 
         # overpass-check (an MPI program: one rank)
@@ -200,7 +214,9 @@ def main():
                                       "--counts", "half-zero", "alltoallv",
                                       "--configs", "--no-build", "@ALGORITHM", "ompi",
                                       "overpass-off", "--hosts", "--ranks-per-host",
-                                      "--placement", "--rate", "--burst", "--rig"], sandbox,
+                                      "--placement", "--rate", "--burst", "--rig",
+                                      "--nonblocking", "--overlap", "--test-during-compute",
+                                      "--bench-burst"], sandbox,
                        marks)
         if "ompi" not in configs or "overpass" not in configs or "@ALGORITHM" not in configs:
             fail([compare, "--help"], f"does not list the configurations: {configs}", out, err)
@@ -226,6 +242,12 @@ def main():
                             (["--hosts", "2", "--rate", "fast"], ["--rate", "'fast'"]),
                             (["--hosts", "2", "--burst", "1q"], ["--burst", "'1q'"]),
                             (["--placement", "rr"], ["--placement", "--hosts"]),
+                            (["--nonblocking", "3"], ["--nonblocking", "'3'"]),
+                            (["--test-during-compute", "2"], ["--test-during-compute",
+                                                              "--overlap"]),
+                            (["--overlap", "--bench-burst", "4"], ["--overlap", "--bench-burst"]),
+                            (["--bench-burst", "x"], ["--bench-burst", "'x'"]),
+                            (["--bench-burst", "256"], ["--bench-burst", "1 GiB"]),
                             (["bogus"], ["bogus"])]:
             check_bad([compare] + args, names, sandbox, marks)
 

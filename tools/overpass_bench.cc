@@ -4,6 +4,9 @@
 // follow nccl-tests; with -c 1 every (collective, size, in-place mode) is followed by one call on
 // fresh data whose result each rank checks exactly against values it regenerates locally. The
 // v-collectives take their per-rank counts from a pattern (--counts) every rank derives alike.
+// Nonblocking forms: --nonblocking times MPI_I<coll> + MPI_Wait per call as the blocking calls
+// are timed; --overlap, the overlap of MPI_I<coll> with computation as the OSU micro-benchmarks
+// define it; --burst N, N calls of MPI_I<coll> completed by one MPI_Waitall.
 #include <mpi.h>
 
 #include <algorithm>
@@ -22,6 +25,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <time.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -44,9 +49,11 @@ constexpr std::size_t kFillChunkBytes = kKiB * kKiB;
 constexpr std::int64_t kMaxRange = std::int64_t{1} << 20;  // largest |value| the checks use
 constexpr double kMaxItersPerBatch = 1 << 24;              // bound of --time's iteration count
 constexpr double kCalibrationShare = 0.1;                  // of --time spent choosing the count
+constexpr double kMaxBurstBytes = 1 << 30;                 // --burst x --maxbytes, per region
 constexpr int kExitWrong = 1;
 constexpr int kExitUsage = 2;
 const MPI_Comm kComm = MPI_COMM_WORLD;  // an address, but not a constant expression
+constexpr int kNameWidth = 21;          // of the first column: "ireduce_scatter_block"
 
 // ---------------------------------------------------------------------------------------------
 // Element types and operations.
@@ -380,70 +387,95 @@ struct Call {
   int count;
   const int* counts;  // per-rank counts: those of the Shape
   const int* displs;
+  bool nonblocking;  // MPI_I<coll> + MPI_Wait in place of MPI_<coll>
 };
 
-// The call under test. Buffers that MPI ignores on this rank are passed as NULL.
-void invoke(const Call& k, void* send, void* recv) {
+// The name of the MPI call, "allreduce" or "iallreduce".
+std::string callName(Coll c, bool nonblocking) {
+  return std::string(nonblocking ? "i" : "") + collInfo(c).name;
+}
+
+// Starts the call under test: MPI_<coll> where req is null (done on return), else MPI_I<coll>,
+// which sets *req. Buffers that MPI ignores on this rank are passed as NULL.
+void post(const Call& k, void* send, void* recv, MPI_Request* req) {
+  // The two forms take the same arguments; the nonblocking one a request after the communicator.
+  auto call = [req](auto blocking, auto nonblocking, auto... args) {
+    if (req)
+      nonblocking(args..., kComm, req);
+    else
+      blocking(args..., kComm);
+  };
   const bool isRoot = k.rank == k.root;
   void* const sendOrInPlace = k.inPlace ? MPI_IN_PLACE : send;
+  void* const rootSendOrInPlace = k.inPlace && isRoot ? MPI_IN_PLACE : send;
+  void* const rootRecvOrInPlace = k.inPlace && isRoot ? MPI_IN_PLACE : recv;
+  void* const sendAtRoot = isRoot ? send : nullptr;
+  void* const recvAtRoot = isRoot ? recv : nullptr;
   switch (k.coll) {
     case Coll::kAllreduce:
-      MPI_Allreduce(k.inPlace ? MPI_IN_PLACE : send, recv, k.count, k.type, k.op, kComm);
+      call(MPI_Allreduce, MPI_Iallreduce, sendOrInPlace, recv, k.count, k.type, k.op);
       break;
     case Coll::kBcast:
-      MPI_Bcast(recv, k.count, k.type, k.root, kComm);
+      call(MPI_Bcast, MPI_Ibcast, recv, k.count, k.type, k.root);
       break;
     case Coll::kReduce:
-      MPI_Reduce(k.inPlace && isRoot ? MPI_IN_PLACE : send, isRoot ? recv : nullptr, k.count,
-                 k.type, k.op, k.root, kComm);
+      call(MPI_Reduce, MPI_Ireduce, rootSendOrInPlace, recvAtRoot, k.count, k.type, k.op, k.root);
       break;
     case Coll::kScatter:
-      MPI_Scatter(isRoot ? send : nullptr, k.count, k.type,
-                  k.inPlace && isRoot ? MPI_IN_PLACE : recv, k.count, k.type, k.root, kComm);
+      call(MPI_Scatter, MPI_Iscatter, sendAtRoot, k.count, k.type, rootRecvOrInPlace, k.count,
+           k.type, k.root);
       break;
     case Coll::kGather:
-      MPI_Gather(k.inPlace && isRoot ? MPI_IN_PLACE : send, k.count, k.type,
-                 isRoot ? recv : nullptr, k.count, k.type, k.root, kComm);
+      call(MPI_Gather, MPI_Igather, rootSendOrInPlace, k.count, k.type, recvAtRoot, k.count, k.type,
+           k.root);
       break;
     case Coll::kAllgather:
-      MPI_Allgather(k.inPlace ? MPI_IN_PLACE : send, k.count, k.type, recv, k.count, k.type, kComm);
+      call(MPI_Allgather, MPI_Iallgather, sendOrInPlace, k.count, k.type, recv, k.count, k.type);
       break;
     case Coll::kAlltoall:
-      MPI_Alltoall(k.inPlace ? MPI_IN_PLACE : send, k.count, k.type, recv, k.count, k.type, kComm);
+      call(MPI_Alltoall, MPI_Ialltoall, sendOrInPlace, k.count, k.type, recv, k.count, k.type);
       break;
     case Coll::kReduceScatterBlock:
-      MPI_Reduce_scatter_block(k.inPlace ? MPI_IN_PLACE : send, recv, k.count, k.type, k.op, kComm);
+      call(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, sendOrInPlace, recv, k.count,
+           k.type, k.op);
       break;
     case Coll::kBarrier:
-      MPI_Barrier(kComm);
+      call(MPI_Barrier, MPI_Ibarrier);
       break;
     case Coll::kAllgatherv:
-      MPI_Allgatherv(sendOrInPlace, k.counts[k.rank], k.type, recv, k.counts, k.displs, k.type,
-                     kComm);
+      call(MPI_Allgatherv, MPI_Iallgatherv, sendOrInPlace, k.counts[k.rank], k.type, recv, k.counts,
+           k.displs, k.type);
       break;
     case Coll::kAlltoallv:
-      MPI_Alltoallv(sendOrInPlace, k.counts, k.displs, k.type, recv, k.counts, k.displs, k.type,
-                    kComm);
+      call(MPI_Alltoallv, MPI_Ialltoallv, sendOrInPlace, k.counts, k.displs, k.type, recv, k.counts,
+           k.displs, k.type);
       break;
     case Coll::kGatherv:
-      MPI_Gatherv(k.inPlace && isRoot ? MPI_IN_PLACE : send, k.counts[k.rank], k.type,
-                  isRoot ? recv : nullptr, k.counts, k.displs, k.type, k.root, kComm);
+      call(MPI_Gatherv, MPI_Igatherv, rootSendOrInPlace, k.counts[k.rank], k.type, recvAtRoot,
+           k.counts, k.displs, k.type, k.root);
       break;
     case Coll::kScatterv:
-      MPI_Scatterv(isRoot ? send : nullptr, k.counts, k.displs, k.type,
-                   k.inPlace && isRoot ? MPI_IN_PLACE : recv, k.counts[k.rank], k.type, k.root,
-                   kComm);
+      call(MPI_Scatterv, MPI_Iscatterv, sendAtRoot, k.counts, k.displs, k.type, rootRecvOrInPlace,
+           k.counts[k.rank], k.type, k.root);
       break;
     case Coll::kReduceScatter:
-      MPI_Reduce_scatter(sendOrInPlace, recv, k.counts, k.type, k.op, kComm);
+      call(MPI_Reduce_scatter, MPI_Ireduce_scatter, sendOrInPlace, recv, k.counts, k.type, k.op);
       break;
     case Coll::kScan:
-      MPI_Scan(sendOrInPlace, recv, k.count, k.type, k.op, kComm);
+      call(MPI_Scan, MPI_Iscan, sendOrInPlace, recv, k.count, k.type, k.op);
       break;
     case Coll::kExscan:
-      MPI_Exscan(sendOrInPlace, recv, k.count, k.type, k.op, kComm);
+      call(MPI_Exscan, MPI_Iexscan, sendOrInPlace, recv, k.count, k.type, k.op);
       break;
   }
+}
+
+// One whole call under test: MPI_<coll>, or MPI_I<coll> and MPI_Wait.
+void invoke(const Call& k, void* send, void* recv) {
+  if (!k.nonblocking) return post(k, send, recv, nullptr);
+  MPI_Request req = MPI_REQUEST_NULL;
+  post(k, send, recv, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -544,6 +576,11 @@ std::unique_ptr<Memory> makeMemory(std::string_view kind, std::string* error) {
   return nullptr;
 }
 
+// The bytes a buffer of `spanBytes` takes in the pool: whole aligned blocks, at least one.
+std::size_t slotBytes(std::size_t spanBytes) {
+  return (std::max<std::size_t>(spanBytes, 1) + kAlign - 1) / kAlign * kAlign;
+}
+
 // A send and a receive region. Hot: every call uses offset 0. Cold: each call takes the next
 // slot of a cursor that walks the whole pool (both regions together exceed twice the
 // last-level cache), across sizes and collectives, so no call finds its buffers in the cache.
@@ -583,7 +620,7 @@ class BufferPool {
 
   Set next(std::size_t spanBytes) {
     if (!cold_) return {send_, recv_};
-    const std::size_t stride = (std::max<std::size_t>(spanBytes, 1) + kAlign - 1) / kAlign * kAlign;
+    const std::size_t stride = slotBytes(spanBytes);
     if (cursor_ + stride > capacity_) cursor_ = 0;
     const Set s{send_ + cursor_, recv_ + cursor_};
     cursor_ += stride;
@@ -682,7 +719,11 @@ struct Options {
   bool cold = false;
   std::string memory = "host";
   std::string jsonPath;
-  std::string netdev;  // --netdev: count the bytes this network interface moves per call
+  std::string netdev;          // --netdev: count the bytes this network interface moves per call
+  int nonblocking = 0;         // --nonblocking: 0 MPI_<coll>, 1 MPI_I<coll> + MPI_Wait, 2 both
+  bool overlap = false;        // --overlap: MPI_I<coll>, a computation, MPI_Wait
+  int testsDuringCompute = 0;  // --test-during-compute: MPI_Test calls within the computation
+  int burst = 0;               // --burst: calls posted before one MPI_Waitall (0: not)
 };
 
 std::size_t lastLevelCacheBytes() {
@@ -779,21 +820,55 @@ std::optional<LinkCounters> readLink(const std::string& dev) {
 // ---------------------------------------------------------------------------------------------
 // The benchmark.
 
+// How the calls of a row are made and timed.
+enum class Form {
+  kBlocking,     // MPI_<coll>
+  kNonblocking,  // MPI_I<coll> + MPI_Wait
+  kOverlap,      // MPI_I<coll>, a computation of about the time of the call, MPI_Wait (--overlap)
+  kBurst,        // --burst N: N calls of MPI_I<coll> on their own buffers, one MPI_Waitall
+};
+
+constexpr const char* kFormNames[] = {"blocking", "nonblocking", "overlap", "burst"};
+
 struct Cell {
   bool ran = false;
   double timeUs = 0;  // median over ranks of the per-rank mean
   double minUs = 0;
   double maxUs = 0;
   // The slowest rank's time per call in each batch, median over the batches: what the program
-  // waits for, with a preempted batch outvoted by the others.
+  // waits for, with a preempted batch outvoted by the others. --burst: per burst of calls.
   double slowestUs = 0;
-  int iters = 0;  // timed calls per batch
+  int iters = 0;  // timed calls (bursts) per batch
   double algbw = 0;
   double busbw = 0;
   std::int64_t wrong = 0;
   // --netdev: per host (in host order), the counters' growth per timed call, the barriers that
   // start the batches subtracted.
   std::vector<LinkCounters> link;
+  // --overlap, in the OSU micro-benchmarks' terms, each the slowest rank's in each batch, median
+  // over the batches: t_pure (MPI_I<coll> + MPI_Wait alone), t_compute (the computation between
+  // them, without the MPI_Test calls of --test-during-compute); t_total (post, computation,
+  // MPI_Wait) is slowestUs. overlapPct = max(0, 100 (1 - (t_total - t_compute) / t_pure)).
+  double pureUs = 0;
+  double computeUs = 0;
+  double overlapPct = 0;
+};
+
+// One rank's timed calls: per batch the seconds per call, in all and in the part the timed body
+// reports (--overlap: the computation).
+struct Timing {
+  int iters = 0;  // calls per batch
+  std::vector<double> perCall;
+  std::vector<double> partPerCall;
+  double mean = 0;                 // seconds per call over all batches
+  std::vector<LinkCounters> link;  // --netdev, at rank 0: per host, per call
+};
+
+// A column of the table: its title and unit, and the width of its values.
+struct Column {
+  const char* title;
+  const char* unit;
+  int width;
 };
 
 class Bench {
@@ -817,13 +892,24 @@ class Bench {
   int run(const std::vector<Coll>& colls, const std::vector<std::size_t>& sizes);
 
  private:
-  Cell measure(Coll coll, bool inPlace, const Shape& s);
-  int itersPerBatch(const Call& k, std::size_t span);
+  Cell measure(Form form, const Call& k, const Shape& s);
+  Cell measureCalls(const Call& k, const Shape& s);
+  Cell measureOverlap(const Call& k, const Shape& s);
+  Cell measureBurst(const Call& k, const Shape& s);
+  template <typename Body>
+  Timing timeCalls(Body&& body);
+  template <typename Body>
+  int itersPerBatch(Body& body);
+  Cell summarize(Coll coll, double dataBytes, const Timing& t, std::int64_t wrong) const;
+  void invokeBurst(const Call& k, const BufferPool::Set& first, std::size_t stride, int calls);
+  double computeWithTests(std::int64_t steps, MPI_Request* req) const;
+  std::int64_t check(const Call& k, const Shape& s, int calls);
   template <typename T>
-  std::int64_t checkOnce(const Call& k, const Shape& s);
+  std::int64_t checkCalls(const Call& k, const Shape& s, int calls);
+  std::vector<Column> columns() const;
   void printHeader(const std::vector<std::size_t>& sizes) const;
-  void printRow(Coll coll, const Shape& s, const std::vector<Cell>& cells) const;
-  void record(Coll coll, const Shape& s, bool inPlace, const Cell& c);
+  void printRow(const Call& k, const Shape& s, const std::vector<Cell>& cells) const;
+  void record(Form form, const Call& k, const Shape& s, const Cell& c);
   bool setUpLink();
   LinkCounters linkNow() const;
   std::vector<LinkCounters> gatherLink(const LinkCounters& perCall) const;
@@ -840,7 +926,9 @@ class Bench {
   const ValueModel reduceModel_;
   std::vector<unsigned char> hostSend_;  // host staging for the checks, persistent
   std::vector<unsigned char> hostRecv_;
-  std::vector<bool> modes_;  // the in-place flags of the columns
+  std::vector<bool> modes_;            // the in-place flags of the columns
+  std::vector<Form> forms_;            // the rows of each collective and size
+  std::vector<MPI_Request> requests_;  // --burst
   nlohmann::json records_ = nlohmann::json::array();
   std::int64_t totalWrong_ = 0;
   double busbwSum_ = 0;
@@ -852,16 +940,28 @@ class Bench {
   LinkCounters barrierLink_;
 };
 
-// One call on fresh data, then the exact comparison. Returns this rank's wrong elements: those
-// of its significant receive buffer, plus any element of its send buffer that changed.
+// `calls` calls on fresh data, each with its own buffers and values (calls > 1: the nonblocking
+// form, all posted before one MPI_Waitall, as --burst times them), then the exact comparison of
+// each. Returns this rank's wrong elements: those of its significant receive buffers, plus any
+// element of its send buffers that changed.
 template <typename T>
-std::int64_t Bench::checkOnce(const Call& k, const Shape& s) {
+std::int64_t Bench::checkCalls(const Call& k, const Shape& s, int calls) {
+  if (k.coll == Coll::kBarrier) return 0;  // nothing to compare
   const CollInfo& info = collInfo(k.coll);
   const ValueModel& model = info.reduces ? reduceModel_ : moveModel_;
-  const std::uint64_t key = splitMix64(
+  const std::uint64_t firstKey = splitMix64(
       splitMix64(splitMix64(static_cast<std::uint64_t>(k.coll) * 2 + k.inPlace) ^ s.bytes) ^
       static_cast<std::uint64_t>(o_.warmup + o_.iters));
-  const BufferPool::Set set = pool_.next(std::max(s.sendBytes, s.recvBytes));
+  const std::size_t stride = slotBytes(std::max(s.sendBytes, s.recvBytes));
+  const BufferPool::Set first = pool_.next(stride * static_cast<std::size_t>(calls));
+  // The call being staged or verified: its buffers and the key of its values.
+  BufferPool::Set set = first;
+  std::uint64_t key = firstKey;
+  auto select = [&](int call) {
+    const std::size_t offset = stride * static_cast<std::size_t>(call);
+    set = {static_cast<char*>(first.send) + offset, static_cast<char*>(first.recv) + offset};
+    key = call == 0 ? firstKey : splitMix64(firstKey + static_cast<std::uint64_t>(call));
+  };
   T* hs = reinterpret_cast<T*>(hostSend_.data());
   T* hr = reinterpret_cast<T*>(hostRecv_.data());
   const std::size_t c = s.block;
@@ -879,9 +979,9 @@ std::int64_t Bench::checkOnce(const Call& k, const Shape& s) {
   };
   auto mine = [&](std::size_t i) { return static_cast<T>(data(me, i)); };
   auto blank = [&](std::size_t) { return sentinel; };
-  std::size_t sendElems = 0;
-  auto stageSend = [&](std::size_t elems, auto valueAt) {
-    for (std::size_t i = 0; i < elems; ++i) hs[i] = valueAt(i);
+  std::size_t sendElems = 0;  // every send buffer holds this rank's own values, mine()
+  auto stageSend = [&](std::size_t elems) {
+    for (std::size_t i = 0; i < elems; ++i) hs[i] = mine(i);
     memory_.copyIn(set.send, hs, elems * sizeof(T));
     sendElems = elems;
   };
@@ -917,161 +1017,238 @@ std::int64_t Bench::checkOnce(const Call& k, const Shape& s) {
     return acc;
   };
 
-  switch (k.coll) {
-    case Coll::kAllreduce:
-    case Coll::kAlltoall:
-    case Coll::kReduceScatterBlock: {
-      const std::size_t in = k.coll == Coll::kAllreduce ? c : c * n;
-      const std::size_t out = k.coll == Coll::kAlltoall ? c * n : c;
-      if (k.inPlace) {
-        stageRecv(in, mine);
-      } else {
-        stageSend(in, mine);
-        stageRecv(out, blank);
+  auto stage = [&] {
+    switch (k.coll) {
+      case Coll::kAllreduce:
+      case Coll::kAlltoall:
+      case Coll::kReduceScatterBlock: {
+        const std::size_t in = k.coll == Coll::kAllreduce ? c : c * n;
+        const std::size_t out = k.coll == Coll::kAlltoall ? c * n : c;
+        if (k.inPlace) {
+          stageRecv(in, mine);
+        } else {
+          stageSend(in);
+          stageRecv(out, blank);
+        }
+        break;
       }
-      break;
+      case Coll::kBcast:
+        stageRecv(c, [&](std::size_t i) { return isRoot ? mine(i) : sentinel; });
+        break;
+      case Coll::kReduce:
+        if (k.inPlace && isRoot) {
+          stageRecv(c, mine);
+        } else {
+          stageSend(c);
+          if (isRoot) stageRecv(c, blank);
+        }
+        break;
+      case Coll::kGather:
+      case Coll::kAllgather: {
+        const bool significant = k.coll == Coll::kAllgather || isRoot;
+        if (k.inPlace && significant) {
+          stageRecv(c * n, [&](std::size_t i) {
+            return i / c == static_cast<std::size_t>(me) ? mine(i % c) : sentinel;
+          });
+        } else {
+          stageSend(c);
+          if (significant) stageRecv(c * n, blank);
+        }
+        break;
+      }
+      case Coll::kScatter:
+        if (isRoot) stageSend(c * n);
+        if (!(k.inPlace && isRoot)) stageRecv(c, blank);
+        break;
+      case Coll::kBarrier:
+        break;
+      case Coll::kAllgatherv:
+      case Coll::kGatherv: {
+        const bool significant = k.coll == Coll::kAllgatherv || isRoot;
+        if (k.inPlace && significant) {
+          stageRecv(all, [&](std::size_t i) {
+            return i >= meDispl && i < meDispl + meCount ? mine(i - meDispl) : sentinel;
+          });
+        } else {
+          stageSend(meCount);
+          if (significant) stageRecv(all, blank);
+        }
+        break;
+      }
+      case Coll::kScatterv:
+        if (isRoot) stageSend(all);
+        if (!(k.inPlace && isRoot)) stageRecv(meCount, blank);
+        break;
+      case Coll::kAlltoallv:  // this rank's row: what it sends, and as long what it receives
+      case Coll::kReduceScatter:
+        if (k.inPlace) {
+          stageRecv(all, mine);
+        } else {
+          stageSend(all);
+          stageRecv(k.coll == Coll::kAlltoallv ? all : meCount, blank);
+        }
+        break;
+      case Coll::kScan:
+      case Coll::kExscan:
+        if (k.inPlace) {
+          stageRecv(c, mine);
+        } else {
+          stageSend(c);
+          stageRecv(c, blank);
+        }
+        break;
     }
-    case Coll::kBcast:
-      stageRecv(c, [&](std::size_t i) { return isRoot ? mine(i) : sentinel; });
-      break;
-    case Coll::kReduce:
-      if (k.inPlace && isRoot) {
-        stageRecv(c, mine);
-      } else {
-        stageSend(c, mine);
-        if (isRoot) stageRecv(c, blank);
-      }
-      break;
-    case Coll::kGather:
-    case Coll::kAllgather: {
-      const bool significant = k.coll == Coll::kAllgather || isRoot;
-      if (k.inPlace && significant) {
-        stageRecv(c * n, [&](std::size_t i) {
-          return i / c == static_cast<std::size_t>(me) ? mine(i % c) : sentinel;
-        });
-      } else {
-        stageSend(c, mine);
-        if (significant) stageRecv(c * n, blank);
-      }
-      break;
-    }
-    case Coll::kScatter:
-      if (isRoot) stageSend(c * n, mine);
-      if (!(k.inPlace && isRoot)) stageRecv(c, blank);
-      break;
-    case Coll::kBarrier:
-      return 0;
-    case Coll::kAllgatherv:
-    case Coll::kGatherv: {
-      const bool significant = k.coll == Coll::kAllgatherv || isRoot;
-      if (k.inPlace && significant) {
-        stageRecv(all, [&](std::size_t i) {
-          return i >= meDispl && i < meDispl + meCount ? mine(i - meDispl) : sentinel;
-        });
-      } else {
-        stageSend(meCount, mine);
-        if (significant) stageRecv(all, blank);
-      }
-      break;
-    }
-    case Coll::kScatterv:
-      if (isRoot) stageSend(all, mine);
-      if (!(k.inPlace && isRoot)) stageRecv(meCount, blank);
-      break;
-    case Coll::kAlltoallv:  // this rank's row: what it sends, and as long what it receives
-    case Coll::kReduceScatter:
-      if (k.inPlace) {
-        stageRecv(all, mine);
-      } else {
-        stageSend(all, mine);
-        stageRecv(k.coll == Coll::kAlltoallv ? all : meCount, blank);
-      }
-      break;
-    case Coll::kScan:
-    case Coll::kExscan:
-      if (k.inPlace) {
-        stageRecv(c, mine);
-      } else {
-        stageSend(c, mine);
-        stageRecv(c, blank);
-      }
-      break;
-  }
+  };
 
-  invoke(k, set.send, set.recv);
-
-  std::int64_t wrong = 0;
   const std::size_t meBlock = static_cast<std::size_t>(me) * c;
-  switch (k.coll) {
-    case Coll::kAllreduce:
-      wrong += verifyRecv(c, reduced);
-      break;
-    case Coll::kBcast:
-      wrong += verifyRecv(c, [&](std::size_t i) { return data(root, i); });
-      break;
-    case Coll::kReduce:
-      if (isRoot) wrong += verifyRecv(c, reduced);
-      break;
-    case Coll::kGather:
-    case Coll::kAllgather:
-      if (k.coll == Coll::kAllgather || isRoot)
-        wrong += verifyRecv(c * n, [&](std::size_t i) { return data(int(i / c), i % c); });
-      break;
-    case Coll::kScatter:
-      if (!(k.inPlace && isRoot))
-        wrong += verifyRecv(c, [&](std::size_t i) { return data(root, meBlock + i); });
-      break;
-    case Coll::kAlltoall:
-      wrong += verifyRecv(c * n, [&](std::size_t i) { return data(int(i / c), meBlock + i % c); });
-      break;
-    case Coll::kReduceScatterBlock:
-      wrong += verifyRecv(c, [&](std::size_t i) { return reduced(meBlock + i); });
-      break;
-    case Coll::kBarrier:
-      break;
-    case Coll::kAllgatherv:
-    case Coll::kGatherv:
-      if (k.coll == Coll::kAllgatherv || isRoot)
-        wrong += verifyRecv(all, [&](std::size_t i) { return data(ownerOf(i), offsetIn(i)); });
-      break;
-    case Coll::kScatterv:
-      if (!(k.inPlace && isRoot))
-        wrong += verifyRecv(meCount, [&](std::size_t i) { return data(root, meDispl + i); });
-      break;
-    case Coll::kAlltoallv: {
-      // From rank j, at this rank's displacement for j: j's elements at j's displacement for this
-      // rank (the sum of what j sends the ranks before it).
-      const Pattern pattern = makePattern(pattern_, k.coll, root, np_);
-      std::vector<std::size_t> fromDispl(n, 0);
-      for (int j = 0; j < np_; ++j)
-        for (int r = 0; r < me; ++r) fromDispl[j] += c * pattern.pair(j, r);
-      wrong += verifyRecv(all, [&](std::size_t i) {
-        const int j = ownerOf(i);
-        return data(j, fromDispl[j] + offsetIn(i));
-      });
-      break;
+  auto verify = [&] {
+    std::int64_t wrong = 0;
+    switch (k.coll) {
+      case Coll::kAllreduce:
+        wrong += verifyRecv(c, reduced);
+        break;
+      case Coll::kBcast:
+        wrong += verifyRecv(c, [&](std::size_t i) { return data(root, i); });
+        break;
+      case Coll::kReduce:
+        if (isRoot) wrong += verifyRecv(c, reduced);
+        break;
+      case Coll::kGather:
+      case Coll::kAllgather:
+        if (k.coll == Coll::kAllgather || isRoot)
+          wrong += verifyRecv(c * n, [&](std::size_t i) { return data(int(i / c), i % c); });
+        break;
+      case Coll::kScatter:
+        if (!(k.inPlace && isRoot))
+          wrong += verifyRecv(c, [&](std::size_t i) { return data(root, meBlock + i); });
+        break;
+      case Coll::kAlltoall:
+        wrong +=
+            verifyRecv(c * n, [&](std::size_t i) { return data(int(i / c), meBlock + i % c); });
+        break;
+      case Coll::kReduceScatterBlock:
+        wrong += verifyRecv(c, [&](std::size_t i) { return reduced(meBlock + i); });
+        break;
+      case Coll::kBarrier:
+        break;
+      case Coll::kAllgatherv:
+      case Coll::kGatherv:
+        if (k.coll == Coll::kAllgatherv || isRoot)
+          wrong += verifyRecv(all, [&](std::size_t i) { return data(ownerOf(i), offsetIn(i)); });
+        break;
+      case Coll::kScatterv:
+        if (!(k.inPlace && isRoot))
+          wrong += verifyRecv(meCount, [&](std::size_t i) { return data(root, meDispl + i); });
+        break;
+      case Coll::kAlltoallv: {
+        // From rank j, at this rank's displacement for j: j's elements at j's displacement for this
+        // rank (the sum of what j sends the ranks before it).
+        const Pattern pattern = makePattern(pattern_, k.coll, root, np_);
+        std::vector<std::size_t> fromDispl(n, 0);
+        for (int j = 0; j < np_; ++j)
+          for (int r = 0; r < me; ++r) fromDispl[j] += c * pattern.pair(j, r);
+        wrong += verifyRecv(all, [&](std::size_t i) {
+          const int j = ownerOf(i);
+          return data(j, fromDispl[j] + offsetIn(i));
+        });
+        break;
+      }
+      case Coll::kReduceScatter:
+        wrong += verifyRecv(meCount, [&](std::size_t i) { return reduced(meDispl + i); });
+        break;
+      case Coll::kScan:
+        wrong += verifyRecv(c, [&](std::size_t i) { return prefix(me, i); });
+        break;
+      case Coll::kExscan:  // rank 0's receive buffer is undefined
+        if (me > 0) wrong += verifyRecv(c, [&](std::size_t i) { return prefix(me - 1, i); });
+        break;
     }
-    case Coll::kReduceScatter:
-      wrong += verifyRecv(meCount, [&](std::size_t i) { return reduced(meDispl + i); });
-      break;
-    case Coll::kScan:
-      wrong += verifyRecv(c, [&](std::size_t i) { return prefix(me, i); });
-      break;
-    case Coll::kExscan:  // rank 0's receive buffer is undefined
-      if (me > 0) wrong += verifyRecv(c, [&](std::size_t i) { return prefix(me - 1, i); });
-      break;
+    if (sendElems > 0) {  // the send buffer is const to MPI
+      memory_.copyOut(hr, set.send, sendElems * sizeof(T));
+      for (std::size_t i = 0; i < sendElems; ++i) wrong += hr[i] != mine(i) ? 1 : 0;
+    }
+    return wrong;
+  };
+
+  for (int call = 0; call < calls; ++call) {
+    select(call);
+    stage();
   }
-  if (sendElems > 0) {  // the send buffer is const to MPI
-    memory_.copyOut(hr, set.send, sendElems * sizeof(T));
-    for (std::size_t i = 0; i < sendElems; ++i) wrong += hr[i] != hs[i] ? 1 : 0;
+  invokeBurst(k, first, stride, calls);
+  std::int64_t wrong = 0;
+  for (int call = 0; call < calls; ++call) {
+    select(call);
+    wrong += verify();
   }
   return wrong;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size();
+  return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+}
+
+// The largest value of each element over the ranks, on every rank (per batch: the slowest rank's).
+std::vector<double> maxOverRanks(std::vector<double> v) {
+  PMPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, kComm);
+  return v;
+}
+
+// The computation of --overlap: `steps` dependent floating-point multiply-adds, a chain the
+// compiler can neither drop nor vectorize, in registers (no memory traffic to disturb the call).
+volatile double spinSink = 1.0;
+
+void spin(std::int64_t steps) {
+  double x = spinSink;
+  for (std::int64_t i = 0; i < steps; ++i) x = x * 0.9999999 + 1e-7;  // tends to 1: no denormals
+  spinSink = x;
+}
+
+double timeSpin(std::int64_t steps) {
+  const double start = MPI_Wtime();
+  spin(steps);
+  return MPI_Wtime() - start;
+}
+
+double threadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// The CPU time of `steps` of spin(): unlike the elapsed time, not lengthened where the rank is
+// preempted (shared or oversubscribed cores).
+double cpuTimeSpin(std::int64_t steps) {
+  const double start = threadCpuSeconds();
+  spin(steps);
+  return threadCpuSeconds() - start;
+}
+
+// The steps of spin() that take about `seconds` of this rank's CPU: the rate from runs of growing
+// length up to 100 us, then one correction from the median of 5 runs of the estimate.
+std::int64_t calibrateSpin(double seconds) {
+  constexpr double kRateRun = 1e-4;
+  constexpr std::int64_t kMaxSteps = std::int64_t{1} << 40;
+  std::int64_t steps = 256;
+  double t = cpuTimeSpin(steps);
+  while (t < kRateRun && steps < kMaxSteps) t = cpuTimeSpin(steps *= 4);
+  auto scaled = [&](std::int64_t n, double took) {
+    const double wanted = took > 0 ? static_cast<double>(n) * seconds / took : 1.0;
+    return static_cast<std::int64_t>(std::clamp(std::round(wanted), 1.0, double(kMaxSteps)));
+  };
+  const std::int64_t estimate = scaled(steps, t);
+  std::vector<double> runs(5);
+  for (double& r : runs) r = cpuTimeSpin(estimate);
+  return scaled(estimate, median(runs));
 }
 
 // Timed calls per batch: -n, or with --time the count that fills the budget on the slowest rank,
 // from a calibration that grows the count until the slowest rank spent a tenth of the budget.
 // Every rank takes each decision from the same agreed maximum, so all run the same calls.
-int Bench::itersPerBatch(const Call& k, std::size_t span) {
+template <typename Body>
+int Bench::itersPerBatch(Body& body) {
   if (o_.timeBudget <= 0) return o_.iters;
   const double target = o_.timeBudget * kCalibrationShare;
   double calls = 1;
@@ -1079,10 +1256,7 @@ int Bench::itersPerBatch(const Call& k, std::size_t span) {
   for (;;) {
     PMPI_Barrier(kComm);
     const double start = MPI_Wtime();
-    for (double i = 0; i < calls; ++i) {
-      const BufferPool::Set b = pool_.next(span);
-      invoke(k, b.send, b.recv);
-    }
+    for (double i = 0; i < calls; ++i) body();
     double elapsed = MPI_Wtime() - start;
     PMPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, kComm);
     perCall = elapsed / calls;
@@ -1095,24 +1269,15 @@ int Bench::itersPerBatch(const Call& k, std::size_t span) {
   return static_cast<int>(std::clamp(std::round(perBatch), 1.0, kMaxItersPerBatch));
 }
 
-Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
-  const Call k{coll,
-               inPlace,
-               type_.mpi,
-               op_.mpi,
-               o_.root,
-               rank_,
-               static_cast<int>(s.block),
-               s.counts.data(),
-               s.displs.data()};
-  const std::size_t span = std::max(s.sendBytes, s.recvBytes);
-  for (int i = 0; i < o_.warmup; ++i) {
-    const BufferPool::Set b = pool_.next(span);
-    invoke(k, b.send, b.recv);
-  }
+// Warm-up calls, then the timed batches of calls of `body`, each batch started by a barrier.
+// `body` makes one timed call and returns the seconds of it to report apart (or 0).
+template <typename Body>
+Timing Bench::timeCalls(Body&& body) {
+  for (int i = 0; i < o_.warmup; ++i) body();
   // The benchmark's own synchronisation and bookkeeping call the MPI library directly (PMPI), so
   // that preloading an interposer changes only the calls being measured.
-  const int iters = itersPerBatch(k, span);
+  Timing t;
+  t.iters = itersPerBatch(body);
   const std::size_t batches = static_cast<std::size_t>(o_.batches);
   // --netdev: the counters are read once every rank has finished the calls before (a barrier),
   // and again once every rank has finished the timed ones.
@@ -1122,71 +1287,67 @@ Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
     PMPI_Barrier(kComm);
     linkBefore = linkNow();
   }
-  std::vector<double> perBatch(batches);
+  t.perCall.resize(batches);
+  t.partPerCall.resize(batches);
   double total = 0;
   for (std::size_t batch = 0; batch < batches; ++batch) {
     PMPI_Barrier(kComm);
+    double part = 0;
     const double start = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) {
-      const BufferPool::Set b = pool_.next(span);
-      invoke(k, b.send, b.recv);
-    }
+    for (int i = 0; i < t.iters; ++i) part += body();
     const double elapsed = MPI_Wtime() - start;
-    perBatch[batch] = elapsed / iters;
+    t.perCall[batch] = elapsed / t.iters;
+    t.partPerCall[batch] = part / t.iters;
     total += elapsed;
   }
-  std::vector<LinkCounters> linkPerCall;
+  const double calls = static_cast<double>(t.iters) * static_cast<double>(batches);
   if (link) {
     PMPI_Barrier(kComm);
     const LinkCounters d = linkNow() - linkBefore;
-    const double calls = static_cast<double>(iters) * static_cast<double>(batches);
     const double barriers = static_cast<double>(batches) + 1;  // in the window
     const LinkCounters& b = barrierLink_;
-    linkPerCall = gatherLink({(d.rxBytes - barriers * b.rxBytes) / calls,
-                              (d.rxPackets - barriers * b.rxPackets) / calls,
-                              (d.txBytes - barriers * b.txBytes) / calls,
-                              (d.txPackets - barriers * b.txPackets) / calls});
+    t.link = gatherLink({(d.rxBytes - barriers * b.rxBytes) / calls,
+                         (d.rxPackets - barriers * b.rxPackets) / calls,
+                         (d.txBytes - barriers * b.txBytes) / calls,
+                         (d.txPackets - barriers * b.txPackets) / calls});
   }
-  const double mean = total / (static_cast<double>(iters) * static_cast<double>(batches));
+  t.mean = total / calls;
+  return t;
+}
 
-  std::int64_t wrong = 0;
-  if (o_.check && coll != Coll::kBarrier)
-    wrong = withType(type_.type, [&]<typename T>() { return checkOnce<T>(k, s); });
-
+// The results of every rank at rank 0 (the others return a cell with only `ran` and `iters`):
+// `dataBytes` are what one timed call moves (algbw).
+Cell Bench::summarize(Coll coll, double dataBytes, const Timing& t, std::int64_t wrong) const {
   // Per rank: mean time, wrong count, time per call of each batch. NaN marks a slot the gather
   // did not fill.
+  const std::size_t batches = t.perCall.size();
   const std::size_t slots = 2 + batches;
   std::vector<double> local(slots);
-  local[0] = mean;
+  local[0] = t.mean;
   local[1] = static_cast<double>(wrong);
-  std::copy(perBatch.begin(), perBatch.end(), local.begin() + 2);
+  std::copy(t.perCall.begin(), t.perCall.end(), local.begin() + 2);
   std::vector<double> all(rank_ == 0 ? slots * static_cast<std::size_t>(np_) : 0,
                           std::numeric_limits<double>::quiet_NaN());
   gatherToRoot(local.data(), static_cast<int>(slots), MPI_DOUBLE, all.data(), rank_, np_);
 
   Cell cell;
   cell.ran = true;
-  cell.iters = iters;
-  cell.link = std::move(linkPerCall);
+  cell.iters = t.iters;
+  cell.link = t.link;
   if (rank_ != 0) return cell;
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t m = v.size();
-    return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
-  };
   std::vector<double> means;
   std::vector<double> slowest(batches, 0.0);
   for (int r = 0; r < np_; ++r) {
     const double* row = all.data() + slots * static_cast<std::size_t>(r);
-    const double t = row[0];
+    const double time = row[0];
     const double w = row[1];
-    if (std::isnan(t) || std::isnan(w) || w < 0) {
+    if (std::isnan(time) || std::isnan(w) || w < 0) {
       std::fprintf(stderr, "overpass-bench: %s: no result gathered from rank %d\n",
                    collInfo(coll).name, r);
       cell.wrong += 1;
       continue;
     }
-    means.push_back(t * 1e6);
+    means.push_back(time * 1e6);
     cell.wrong += static_cast<std::int64_t>(w);
     for (std::size_t batch = 0; batch < batches; ++batch)
       slowest[batch] = std::max(slowest[batch], row[2 + batch] * 1e6);
@@ -1197,9 +1358,108 @@ Cell Bench::measure(Coll coll, bool inPlace, const Shape& s) {
     cell.maxUs = *std::max_element(means.begin(), means.end());
     cell.slowestUs = median(slowest);
   }
-  cell.algbw = cell.timeUs > 0 ? s.dataBytes / (cell.timeUs * 1e3) : 0.0;
+  cell.algbw = cell.timeUs > 0 ? dataBytes / (cell.timeUs * 1e3) : 0.0;
   cell.busbw = cell.algbw * busFactor(coll, np_);
   return cell;
+}
+
+std::int64_t Bench::check(const Call& k, const Shape& s, int calls) {
+  if (!o_.check) return 0;
+  return withType(type_.type, [&]<typename T>() { return checkCalls<T>(k, s, calls); });
+}
+
+// `calls` calls of k on consecutive slots of `stride` bytes from `first`: one whole call where
+// calls is 1, else MPI_I<coll> on each slot, then one MPI_Waitall.
+void Bench::invokeBurst(const Call& k, const BufferPool::Set& first, std::size_t stride,
+                        int calls) {
+  if (calls == 1) return invoke(k, first.send, first.recv);
+  requests_.assign(static_cast<std::size_t>(calls), MPI_REQUEST_NULL);
+  for (int i = 0; i < calls; ++i) {
+    const std::size_t offset = stride * static_cast<std::size_t>(i);
+    post(k, static_cast<char*>(first.send) + offset, static_cast<char*>(first.recv) + offset,
+         &requests_[static_cast<std::size_t>(i)]);
+  }
+  MPI_Waitall(calls, requests_.data(), MPI_STATUSES_IGNORE);
+}
+
+// The computation of --overlap with the call of `req` in flight: `steps` of spin() in
+// --test-during-compute + 1 equal parts, an MPI_Test of the request between them. Returns the
+// seconds spent computing (the tests excluded).
+double Bench::computeWithTests(std::int64_t steps, MPI_Request* req) const {
+  const std::int64_t parts = o_.testsDuringCompute + 1;
+  double computing = 0;
+  for (std::int64_t part = 0; part < parts; ++part) {
+    computing += timeSpin(steps * (part + 1) / parts - steps * part / parts);
+    if (part + 1 < parts) {
+      int done = 0;
+      MPI_Test(req, &done, MPI_STATUS_IGNORE);  // a completed request becomes MPI_REQUEST_NULL
+    }
+  }
+  return computing;
+}
+
+Cell Bench::measure(Form form, const Call& k, const Shape& s) {
+  switch (form) {
+    case Form::kBlocking:
+    case Form::kNonblocking:
+      break;
+    case Form::kOverlap:
+      return measureOverlap(k, s);
+    case Form::kBurst:
+      return measureBurst(k, s);
+  }
+  return measureCalls(k, s);
+}
+
+// MPI_<coll>, or MPI_I<coll> + MPI_Wait, timed call after call.
+Cell Bench::measureCalls(const Call& k, const Shape& s) {
+  const std::size_t span = std::max(s.sendBytes, s.recvBytes);
+  const Timing t = timeCalls([&] {
+    const BufferPool::Set b = pool_.next(span);
+    invoke(k, b.send, b.recv);
+    return 0.0;
+  });
+  return summarize(k.coll, s.dataBytes, t, check(k, s, 1));
+}
+
+// --overlap (the OSU micro-benchmarks' osu_iallreduce and kin): t_pure, MPI_I<coll> + MPI_Wait
+// alone, agreed as the slowest rank's; a computation calibrated on each rank to take t_pure; then
+// post, compute (with --test-during-compute K, K MPI_Test calls within), MPI_Wait, timed.
+Cell Bench::measureOverlap(const Call& k, const Shape& s) {
+  const std::size_t span = std::max(s.sendBytes, s.recvBytes);
+  const Timing pure = timeCalls([&] {
+    const BufferPool::Set b = pool_.next(span);
+    invoke(k, b.send, b.recv);
+    return 0.0;
+  });
+  const double tPure = median(maxOverRanks(pure.perCall));
+  const std::int64_t steps = calibrateSpin(tPure);
+  const Timing overlapped = timeCalls([&] {
+    const BufferPool::Set b = pool_.next(span);
+    MPI_Request req = MPI_REQUEST_NULL;
+    post(k, b.send, b.recv, &req);
+    const double computing = computeWithTests(steps, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    return computing;
+  });
+  const double tCompute = median(maxOverRanks(overlapped.partPerCall));
+  Cell cell = summarize(k.coll, s.dataBytes, overlapped, check(k, s, 1));
+  cell.pureUs = tPure * 1e6;
+  cell.computeUs = tCompute * 1e6;
+  const double hidden = tPure > 0 ? 1 - (cell.slowestUs - cell.computeUs) / cell.pureUs : 0;
+  cell.overlapPct = std::max(0.0, 100 * hidden);
+  return cell;
+}
+
+// --burst N: N calls of MPI_I<coll>, each on its own buffers, then one MPI_Waitall; the time is
+// the whole burst's.
+Cell Bench::measureBurst(const Call& k, const Shape& s) {
+  const std::size_t stride = slotBytes(std::max(s.sendBytes, s.recvBytes));
+  const Timing t = timeCalls([&] {
+    invokeBurst(k, pool_.next(stride * static_cast<std::size_t>(o_.burst)), stride, o_.burst);
+    return 0.0;
+  });
+  return summarize(k.coll, s.dataBytes * o_.burst, t, check(k, s, o_.burst));
 }
 
 // --netdev: picks the reader of each host (its lowest rank), checks that every reader sees the
@@ -1289,47 +1549,100 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
   if (!o_.netdev.empty())
     std::printf("# link: bytes and packets per call on %s of each of %zu hosts (--json)\n",
                 o_.netdev.c_str(), hosts_.size());
+  if (o_.overlap)
+    std::printf(
+        "# overlap (OSU style): pure = MPI_I<coll> + MPI_Wait alone; compute = a floating-point "
+        "loop calibrated per size to take about pure, between MPI_I<coll> and MPI_Wait, %d "
+        "MPI_Test calls within (not counted in it); total = post + compute + wait; overlap = "
+        "max(0, 100 (1 - (total - compute) / pure)); each the slowest rank's per batch, median "
+        "over the batches\n",
+        o_.testsDuringCompute);
+  else if (o_.burst > 0)
+    std::printf(
+        "# burst: %d calls of MPI_I<coll> of each size, each on its own buffers, then one "
+        "MPI_Waitall; time per burst, algbw from the bytes of all its calls; every call checked\n",
+        o_.burst);
+  else if (o_.nonblocking > 0)
+    std::printf("# nonblocking: i<coll> rows time MPI_I<coll> + MPI_Wait per call\n");
   std::printf("# sizes %zu .. %zu B, factor %zu\n#\n", sizes.empty() ? 0 : sizes.front(),
               sizes.empty() ? 0 : sizes.back(), o_.stepFactor);
-  std::printf("# %-20s %12s %12s %7s %5s %5s", "", "", "", "", "", "");
-  for (bool inPlace : modes_) std::printf("  %36s", inPlace ? "in-place" : "out-of-place");
-  std::printf("\n# %-20s %12s %12s %7s %5s %5s", "coll", "size", "count", "type", "op", "root");
-  for (std::size_t i = 0; i < modes_.size(); ++i)
-    std::printf("  %10s %8s %8s %7s", "time", "algbw", "busbw", "#wrong");
-  std::printf("\n# %-20s %12s %12s %7s %5s %5s", "", "(B)", "(elements)", "", "", "");
-  for (std::size_t i = 0; i < modes_.size(); ++i)
-    std::printf("  %10s %8s %8s %7s", "(us)", "(GB/s)", "(GB/s)", "");
+  const std::vector<Column> cols = columns();
+  int block = 0;  // the width of one in-place mode's columns
+  for (const Column& c : cols) block += 1 + c.width;
+  auto names = [&](const char* a, const char* b, const char* c, const char* d, const char* e,
+                   const char* f) {
+    std::printf("# %-*s %12s %12s %7s %5s %5s", kNameWidth, a, b, c, d, e, f);
+  };
+  names("", "", "", "", "", "");
+  for (bool inPlace : modes_)
+    std::printf("  %*s", block - 1, inPlace ? "in-place" : "out-of-place");
   std::printf("\n");
-  std::fflush(stdout);
-}
-
-void Bench::printRow(Coll coll, const Shape& s, const std::vector<Cell>& cells) const {
-  const CollInfo& info = collInfo(coll);
-  std::printf("  %-20s %12zu %12zu %7s %5s %5d", info.name, s.bytes, s.count,
-              coll == Coll::kBarrier ? "none" : type_.name, info.reduces ? op_.name : "none",
-              info.rooted ? o_.root : -1);
-  for (const Cell& c : cells) {
-    if (!c.ran) {
-      std::printf("  %10s %8s %8s %7s", "N/A", "N/A", "N/A", "N/A");
-      continue;
-    }
-    std::printf("  %10.2f %8.3f %8.3f", c.timeUs, c.algbw, c.busbw);
-    if (o_.check)
-      std::printf(" %7lld", static_cast<long long>(c.wrong));
-    else
-      std::printf(" %7s", "N/A");
+  names("coll", "size", "count", "type", "op", "root");
+  for (std::size_t i = 0; i < modes_.size(); ++i) {
+    std::printf(" ");
+    for (const Column& c : cols) std::printf(" %*s", c.width, c.title);
+  }
+  std::printf("\n");
+  names("", "(B)", "(elements)", "", "", "");
+  for (std::size_t i = 0; i < modes_.size(); ++i) {
+    std::printf(" ");
+    for (const Column& c : cols) std::printf(" %*s", c.width, c.unit);
   }
   std::printf("\n");
   std::fflush(stdout);
 }
 
-void Bench::record(Coll coll, const Shape& s, bool inPlace, const Cell& c) {
-  const CollInfo& info = collInfo(coll);
+std::vector<Column> Bench::columns() const {
+  if (o_.overlap)
+    return {{"pure", "(us)", 10},
+            {"compute", "(us)", 10},
+            {"total", "(us)", 10},
+            {"overlap", "(%)", 7},
+            {"#wrong", "", 7}};
+  return {{"time", o_.burst > 0 ? "(us/burst)" : "(us)", 10},
+          {"algbw", "(GB/s)", 8},
+          {"busbw", "(GB/s)", 8},
+          {"#wrong", "", 7}};
+}
+
+void Bench::printRow(const Call& k, const Shape& s, const std::vector<Cell>& cells) const {
+  const CollInfo& info = collInfo(k.coll);
+  std::printf("  %-*s %12zu %12zu %7s %5s %5d", kNameWidth, callName(k.coll, k.nonblocking).c_str(),
+              s.bytes, s.count, k.coll == Coll::kBarrier ? "none" : type_.name,
+              info.reduces ? op_.name : "none", info.rooted ? o_.root : -1);
+  const std::vector<Column> cols = columns();
+  for (const Cell& c : cells) {
+    std::printf(" ");
+    const std::vector<double> values =
+        o_.overlap ? std::vector<double>{c.pureUs, c.computeUs, c.slowestUs, c.overlapPct}
+                   : std::vector<double>{c.timeUs, c.algbw, c.busbw};
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      const int w = cols[i].width;
+      if (!c.ran)
+        std::printf(" %*s", w, "N/A");
+      else if (i < values.size())
+        std::printf(" %*.*f", w,
+                    cols[i].unit[1] == 'G'   ? 3
+                    : cols[i].unit[1] == '%' ? 1
+                                             : 2,
+                    values[i]);
+      else if (o_.check)  // #wrong
+        std::printf(" %*lld", w, static_cast<long long>(c.wrong));
+      else
+        std::printf(" %*s", w, "N/A");
+    }
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c) {
+  const CollInfo& info = collInfo(k.coll);
   nlohmann::json r = {
-      {"coll", info.name},
+      {"coll", callName(k.coll, k.nonblocking)},
       {"bytes", s.bytes},
       {"count", s.count},
-      {"inplace", inPlace},
+      {"inplace", k.inPlace},
       {"time_us", c.timeUs},
       {"min_us", c.minUs},
       {"max_us", c.maxUs},
@@ -1339,14 +1652,23 @@ void Bench::record(Coll coll, const Shape& s, bool inPlace, const Cell& c) {
       {"algbw", c.algbw},
       {"busbw", c.busbw},
       {"np", np_},
-      {"datatype", coll == Coll::kBarrier ? "none" : type_.name},
+      {"datatype", k.coll == Coll::kBarrier ? "none" : type_.name},
       {"op", info.reduces ? op_.name : "none"},
       {"root", info.rooted ? o_.root : -1},
   };
   r["counts"] = kPatternNames[static_cast<int>(pattern_)];
   r["data_bytes"] = s.dataBytes;
   r["wrong"] = o_.check ? nlohmann::json(c.wrong) : nlohmann::json(nullptr);
-  r["calls"] = static_cast<long long>(c.iters) * o_.batches;  // timed calls per rank
+  r["calls"] = static_cast<long long>(c.iters) * o_.batches;  // timed calls (bursts) per rank
+  r["form"] = kFormNames[static_cast<int>(form)];
+  if (form == Form::kOverlap) {
+    r["pure_us"] = c.pureUs;
+    r["compute_us"] = c.computeUs;
+    r["total_us"] = c.slowestUs;
+    r["overlap"] = c.overlapPct;
+    r["test_calls"] = o_.testsDuringCompute;
+  }
+  if (form == Form::kBurst) r["burst"] = o_.burst;  // the times are per burst
   if (!o_.netdev.empty()) {
     nlohmann::json rx = nlohmann::json::array(), rxp = rx, tx = rx, txp = rx;
     for (const LinkCounters& l : c.link) {
@@ -1367,6 +1689,14 @@ void Bench::record(Coll coll, const Shape& s, bool inPlace, const Cell& c) {
 int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& sizes) {
   if (o_.inPlace != 1) modes_.push_back(false);
   if (o_.inPlace != 0) modes_.push_back(true);
+  if (o_.overlap)
+    forms_ = {Form::kOverlap};
+  else if (o_.burst > 0)
+    forms_ = {Form::kBurst};
+  else if (o_.nonblocking == 2)
+    forms_ = {Form::kBlocking, Form::kNonblocking};
+  else
+    forms_ = {o_.nonblocking ? Form::kNonblocking : Form::kBlocking};
   if (!o_.netdev.empty() && !setUpLink()) return kExitUsage;
   if (rank_ == 0) printHeader(sizes);
   std::string oneCount;  // the collectives a count pattern does not apply to
@@ -1400,20 +1730,34 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
                       shape->bytes, kPatternNames[static_cast<int>(pattern_)]);
         continue;
       }
-      std::vector<Cell> cells;
-      for (bool inPlace : modes_) {
-        Cell c;
-        if (!inPlace || info.hasInPlace) c = measure(coll, inPlace, *shape);
-        cells.push_back(c);
-        if (rank_ != 0 || !c.ran) continue;
-        totalWrong_ += c.wrong;
-        if (coll != Coll::kBarrier) {
-          busbwSum_ += c.busbw;
-          ++busbwCount_;
+      // One row per form (--nonblocking 2: MPI_<coll>, then MPI_I<coll> at the same size).
+      for (Form form : forms_) {
+        std::vector<Cell> cells;
+        Call k{};
+        for (bool inPlace : modes_) {
+          k = {coll,
+               inPlace,
+               type_.mpi,
+               op_.mpi,
+               o_.root,
+               rank_,
+               static_cast<int>(shape->block),
+               shape->counts.data(),
+               shape->displs.data(),
+               form != Form::kBlocking};
+          Cell c;
+          if (!inPlace || info.hasInPlace) c = measure(form, k, *shape);
+          cells.push_back(c);
+          if (rank_ != 0 || !c.ran) continue;
+          totalWrong_ += c.wrong;
+          if (coll != Coll::kBarrier) {
+            busbwSum_ += c.busbw;
+            ++busbwCount_;
+          }
+          record(form, k, *shape, c);
         }
-        record(coll, *shape, inPlace, c);
+        if (rank_ == 0) printRow(k, *shape, cells);
       }
-      if (rank_ == 0) printRow(coll, *shape, cells);
     }
   }
   if (rank_ != 0) return 0;
@@ -1507,6 +1851,40 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
                  "batches; the batches' barriers measured and subtracted): per host bytes and "
                  "packets, in --json as link_tx_bytes, link_rx_bytes, link_tx_packets, "
                  "link_rx_packets (host order: link_hosts)");
+  CLI::Option* nonblocking =
+      app.add_option("--nonblocking", o.nonblocking,
+                     "Nonblocking collectives: 0 MPI_<coll> only (the default); 1 (also the bare "
+                     "flag) MPI_I<coll> + MPI_Wait per call, in rows named i<coll>; 2 both, each "
+                     "i<coll> row after the <coll> row of its size. Timed, checked and reported as "
+                     "the blocking calls (--json: coll i<coll>, form nonblocking)")
+          ->expected(0, 1)
+          ->default_str("1")
+          ->option_text("[0|1|2]")
+          ->check(CLI::Range(0, 2));
+  CLI::Option* overlap =
+      app.add_flag("--overlap", o.overlap,
+                   "Overlap of MPI_I<coll> with computation, as the OSU micro-benchmarks "
+                   "(osu_iallreduce, ...) define it, per size: pure = MPI_I<coll> + MPI_Wait "
+                   "alone; compute = a floating-point loop calibrated per size to take about "
+                   "pure; total = MPI_I<coll>, the loop, MPI_Wait; overlap % = max(0, 100 (1 - "
+                   "(total - compute) / pure)); each the slowest rank's per batch, median over "
+                   "the batches (--json: pure_us, compute_us, total_us, overlap; form overlap). "
+                   "--time applies to pure and to total each")
+          ->excludes(nonblocking);
+  app.add_option("--test-during-compute", o.testsDuringCompute,
+                 "With --overlap: K calls of MPI_Test on the request, evenly spaced within the "
+                 "computation (their time is not counted as computation)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20))
+      ->needs(overlap);
+  app.add_option("--burst", o.burst,
+                 "N calls of MPI_I<coll> of each size, each on its own buffers, then one "
+                 "MPI_Waitall, timed as a whole (the time and algbw are the burst's; every "
+                 "call's result is checked; --json: burst N, form burst); e.g. --burst 256 -b 4K "
+                 "-e 4K, one allreduce per layer of a naive data-parallel training step")
+      ->check(CLI::Range(1, 1 << 20))
+      ->excludes(nonblocking)
+      ->excludes(overlap);
 
   try {
     app.parse(argc, argv);
@@ -1534,6 +1912,10 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
     error = "--root " + std::to_string(o.root) + " is not a rank of " + std::to_string(np);
   } else if (!parseColls(o.coll)) {
     error = "--coll: unknown collective in '" + o.coll + "'";
+  } else if (o.burst > 0 &&
+             static_cast<double>(o.burst) * static_cast<double>(*maxBytes) > kMaxBurstBytes) {
+    error = "--burst " + std::to_string(o.burst) + " x --maxbytes " + o.maxBytesText +
+            ": more than 1 GiB of buffers per rank and direction; lower --burst or --maxbytes";
   }
   if (!error.empty()) {
     if (rank == 0)
@@ -1589,7 +1971,8 @@ int benchMain(int argc, char** argv) {
         makeShape(coll, o.maxBytes, type.size, np, rank, makePattern(pattern, coll, o.root, np));
     if (s && s->fits) largest = std::max({largest, s->sendBytes, s->recvBytes});
   }
-  const std::size_t maxSpan = (largest + kAlign - 1) / kAlign * kAlign;
+  // --burst: its calls' buffers side by side.
+  const std::size_t maxSpan = slotBytes(largest) * static_cast<std::size_t>(std::max(o.burst, 1));
   const std::size_t capacity = o.cold ? std::max(lastLevelCacheBytes(), 2 * maxSpan) : maxSpan;
   BufferPool pool(*memory, capacity, o.cold);
   if (!pool.ok()) {

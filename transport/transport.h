@@ -5,8 +5,6 @@
 // (shim/pmpi_transport.cc), in-process threads (loopback_transport.h), UCX (ucx_transport.h).
 #pragma once
 
-#include <sched.h>
-
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -52,14 +50,16 @@ class Transport {
   // Completes every operation of the request and releases it.
   virtual Status wait(Request& request) = 0;
 
-  // Completes the request by polling test(), giving the core away (sched_yield) between polls
-  // after kPollsBeforeYield fruitless ones: for the waits that would otherwise spin.
+  // Completes the request by polling test(), idle between fruitless polls (common/progress.h:
+  // inside a nonblocking collective the fiber yields; elsewhere the other outstanding
+  // collectives progress, and the core is given away after kPollsBeforeYield polls): for the
+  // waits that would otherwise spin.
   Status pollUntilDone(Request& request) {
     for (int polls = 0;; ++polls) {
       bool done = false;
       OVERPASS_CHECK(test(request, &done));
       if (done) return Status::kOk;
-      if (polls >= kPollsBeforeYield) sched_yield();
+      idle(polls >= kPollsBeforeYield);
     }
   }
 

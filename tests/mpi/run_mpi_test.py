@@ -44,6 +44,8 @@ def main():
                    help="COLL=NAME: the statistics must show NAME serving calls of COLL")
     p.add_argument("--at-least", action="append", default=[],
                    help="COLL=ALGORITHM=N: the algorithm served at least N calls (all ranks)")
+    p.add_argument("--fused", action="append", default=[],
+                   help="COLL: some calls of it were served in fused groups (OVERPASS_FUSION)")
     p.add_argument("--reason-count", action="append", default=[],
                    help="REASON=N: exactly N calls (all ranks, all collectives) fell back for it")
     p.add_argument("--no-algorithm", action="append", default=[],
@@ -238,6 +240,9 @@ def check_stats(path, a):
         got = colls.get(coll, {}).get("algorithms", {}).get(name, 0)
         if got < int(n):
             failures.append(f"{coll}: {name} served {got} calls, fewer than {n} ({colls.get(coll)})")
+    for name in a.fused:
+        if colls.get(name, {}).get("fused_calls", 0) == 0:
+            failures.append(f"{name}: no call fused ({colls.get(name)})")
     for spec in a.reason_count:
         reason, n = spec.split("=")
         got = sum(c.get("fallback_reasons", {}).get(reason, 0) for c in colls.values())
@@ -251,7 +256,7 @@ def check_stats(path, a):
         for name, c in colls.items():
             if set(c["algorithms"]) != {"pmpi"}:
                 failures.append(f"{name}: served by {c['algorithms']} although all must be pmpi")
-    if not colls and (a.served or a.only_pmpi or a.device_calls):
+    if not colls and (a.served or a.only_pmpi or a.device_calls or a.fused):
         failures.append("no collective recorded at all")
     return failures
 

@@ -138,7 +138,9 @@ std::string otherValue(const ConfigVar& var) {
   if (name == "OVERPASS_LOG") return "debug";
   if (name == "OVERPASS_COLLS") return "bcast";
   if (name == "OVERPASS_TRANSPORT") return "ucx";
-  if (name == "OVERPASS_SHM_BUFFER" || name == "OVERPASS_GPU_CHUNK") return "8K";
+  if (name == "OVERPASS_SHM_BUFFER" || name == "OVERPASS_GPU_CHUNK" || name == "OVERPASS_FUSION")
+    return "8K";
+  if (name == "OVERPASS_PROGRESS") return "thread";
   if (name == "OVERPASS_COST_MODEL") return "latency=1us";
   if (name == "OVERPASS_STATS" || name.find("_FILE") != std::string_view::npos ||
       name.find("_DUMP") != std::string_view::npos)

@@ -564,8 +564,9 @@ Status UcxTransport::advance(Request& request, bool block, bool* done) {
       *done = false;
       return Status::kOk;
     }
-    // Nothing moved: back off, and give the core away at once when ranks outnumber cores.
-    if (++b.idle > kPollsBeforeYield || impl.options.oversubscribed) sched_yield();
+    // Nothing moved: back off (common/progress.h), and give the core away at once when ranks
+    // outnumber cores.
+    idle(++b.idle > kPollsBeforeYield || impl.options.oversubscribed);
     const double waited = std::chrono::duration<double>(Clock::now() - b.lastProgress).count();
     // Peers on other hosts that fail are reported by UCX (peer error handling); a peer on this
     // host is watched by its process id while we wait for it.

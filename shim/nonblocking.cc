@@ -1,0 +1,416 @@
+#include "shim/nonblocking.h"
+
+#include <dlfcn.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/fiber.h"
+#include "common/log.h"
+#include "common/progress.h"
+#include "shim/comm_state.h"
+#include "shim/runtime.h"
+
+namespace overpass::shim {
+
+// One nonblocking collective: its fiber, and the generalized request the application holds.
+struct Operation {
+  CommState* state = nullptr;
+  MPI_Comm comm = MPI_COMM_NULL;  // the application's, for errors
+  std::function<int()> body;
+  std::optional<FusionPart> part;  // where it may fuse with its neighbours
+  bool absorbed = false;           // served by the operation before it (absorb())
+  std::unique_ptr<Fiber> fiber;    // from the start of its turn on the communicator
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = MPI_SUCCESS;
+  // Held by the engine until the operation completes and by the request until MPI frees it.
+  std::atomic<int> refs{2};
+  std::atomic<bool> queried{false};   // MPI_Wait/Test (or Request_get_status) saw it complete
+  std::atomic<bool> complete{false};  // the engine completed it (before its request)
+
+  void release() {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+};
+
+namespace {
+
+using OpalCallback = int (*)();
+using OpalRegister = int (*)(OpalCallback);
+
+struct Engine {
+  std::mutex lock;  // held while fibers run and while operations are queued
+  // The progress thread (OVERPASS_PROGRESS=thread): sleeps on `wake` while nothing is
+  // outstanding.
+  std::thread thread;
+  std::mutex sleepLock;
+  std::condition_variable wake;
+  bool stopping = false;
+  // The communicators with operations queued (CommState::pending), each once.
+  std::vector<CommState*> active;
+  std::atomic<int> outstanding{0};
+  std::atomic<unsigned> fruitless{0};  // progress rounds in a row in which nothing moved
+  OpalRegister unregister = nullptr;
+  void (*libraryProgress)() = nullptr;  // opal_progress
+  std::atomic<unsigned> idlePolls{0};
+  bool hooked = false;
+  // The requests of operations not yet freed by MPI, for MPI_Request_free and MPI_Wait(all).
+  std::mutex requestsLock;
+  std::unordered_map<MPI_Request, Operation*> requests;
+  std::atomic<std::size_t> liveRequests{0};
+  bool oversubscribed = false;
+};
+
+Engine& engine() {
+  static Engine* e = new Engine();  // never destroyed: callbacks may run during exit
+  return *e;
+}
+
+// ---- The generalized request's callbacks (MPI_Grequest_start).
+
+int queryOperation(void* extra, MPI_Status* status) {
+  auto* op = static_cast<Operation*>(extra);
+  op->queried.store(true, std::memory_order_relaxed);
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_UNDEFINED;
+  status->MPI_TAG = MPI_UNDEFINED;
+  status->MPI_ERROR = op->rc;
+  return op->rc;
+}
+
+// MPI frees the request: after MPI_Wait/Test completed it, or at MPI_Request_free, which the
+// standard makes erroneous on a nonblocking collective's request (the operation itself goes on:
+// the peers need it).
+int freeOperation(void* extra) {
+  auto* op = static_cast<Operation*>(extra);
+  {
+    Engine& e = engine();
+    std::lock_guard lock(e.requestsLock);
+    e.requests.erase(op->request);
+    e.liveRequests.store(e.requests.size(), std::memory_order_relaxed);
+  }
+  const bool erroneous = !op->queried.load(std::memory_order_relaxed);
+  const MPI_Comm comm = op->comm;
+  op->release();
+  if (!erroneous) return MPI_SUCCESS;
+  OVERPASS_ERROR(
+      "MPI_Request_free on the request of a nonblocking collective is erroneous (MPI 3.1, "
+      "5.12); the operation still completes");
+  PMPI_Comm_call_errhandler(comm, MPI_ERR_REQUEST);
+  return MPI_ERR_REQUEST;
+}
+
+int cancelOperation(void*, int) {
+  OVERPASS_ERROR(
+      "MPI_Cancel on the request of a nonblocking collective is erroneous (MPI 3.1, 5.12)");
+  return MPI_ERR_REQUEST;
+}
+
+// ---- The scheduler.
+
+// Runs `op`'s fiber until it waits or ends; starts it first if needed.
+void resume(Operation& op) {
+  if (!op.fiber)
+    op.fiber = std::make_unique<Fiber>([&op] {
+      try {
+        op.rc = op.body();
+      } catch (const std::bad_alloc&) {
+        OVERPASS_ERROR("nonblocking collective: out of memory");
+        op.rc = MPI_ERR_NO_MEM;
+      } catch (const std::exception& e) {
+        OVERPASS_ERROR("nonblocking collective: internal error: %s", e.what());
+        op.rc = MPI_ERR_INTERN;
+      }
+    });
+  op.fiber->resume();
+}
+
+// With the lock held: resumes the first operation of every active communicator; one that ends
+// completes its request and the next on the communicator starts at once.
+int advanceLocked(Engine& e) {
+  const bool guarded = ReentryGuard::active();
+  ReentryGuard::set(true);  // the algorithms' own MPI calls are not intercepted again
+  int completed = 0;
+  for (std::size_t i = 0; i < e.active.size();) {
+    CommState& state = *e.active[i];
+    while (!state.pending.empty()) {
+      Operation* op = state.pending.front();
+      if (!op->absorbed) {
+        resume(*op);
+        if (!op->fiber->done()) break;
+      }
+      state.pending.pop_front();
+      op->fiber.reset();
+      --state.outstanding;
+      e.outstanding.fetch_sub(1, std::memory_order_release);
+      ++completed;
+      op->complete.store(true, std::memory_order_release);
+      PMPI_Grequest_complete(op->request);
+      op->release();
+    }
+    if (state.pending.empty()) {
+      e.active[i] = e.active.back();
+      e.active.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  ReentryGuard::set(guarded);
+  return completed;
+}
+
+// The MPI library's progress loop calls this at every turn (inside MPI_Wait, MPI_Test, MPI_Recv,
+// ...): rounds in which nothing moves give the core away after a while, as Overpass's own waits
+// do, for the peer that may need it.
+int progressCallback() {
+  Engine& e = engine();
+  if (e.outstanding.load(std::memory_order_acquire) == 0) return 0;
+  const std::uint64_t before = progressEvents();
+  const int completed = progressOperations();
+  if (completed > 0 || progressEvents() != before) {
+    e.fruitless.store(0, std::memory_order_relaxed);
+  } else if (e.fruitless.fetch_add(1, std::memory_order_relaxed) >=
+             static_cast<unsigned>(kPollsBeforeYield)) {
+    sched_yield();
+  }
+  return completed;
+}
+
+// The progress thread: while operations are outstanding it advances them, pausing after rounds
+// in which nothing moved, longer and longer (up to kMaxPause), so that it does not take the core
+// the computation runs on; with none outstanding it sleeps until one starts.
+constexpr auto kMaxPause = std::chrono::microseconds(200);
+
+void progressThread() {
+  Engine& e = engine();
+  auto pause = std::chrono::microseconds(0);
+  for (;;) {
+    if (e.outstanding.load(std::memory_order_acquire) == 0) {
+      std::unique_lock sleep(e.sleepLock);
+      e.wake.wait(sleep,
+                  [&] { return e.stopping || e.outstanding.load(std::memory_order_acquire) > 0; });
+      if (e.stopping) return;
+      pause = std::chrono::microseconds(0);
+    }
+    const std::uint64_t before = progressEvents();
+    if (progressOperations() > 0 || progressEvents() != before) {
+      pause = std::chrono::microseconds(0);
+      continue;
+    }
+    if (pause.count() == 0) {
+      sched_yield();
+      pause = std::chrono::microseconds(1);
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, kMaxPause);
+    }
+  }
+}
+
+// Overpass's own waits outside fibers (common/progress.h): besides its operations, now and then
+// the MPI library's progress engine, for the nonblocking calls and point-to-point transfers of the
+// program that the MPI library serves (its libnbc collectives progress only inside MPI calls): a
+// peer may wait on them before it joins the collective this rank waits in.
+constexpr unsigned kIdlePollsPerLibraryProgress = 64;
+
+void idleHook() {
+  (void)progressOperations();
+  Engine& e = engine();
+  if (e.libraryProgress &&
+      e.idlePolls.fetch_add(1, std::memory_order_relaxed) % kIdlePollsPerLibraryProgress == 0)
+    e.libraryProgress();
+}
+
+}  // namespace
+
+bool nonblockingReady() {
+  return engine().hooked;
+}
+
+void startNonblockingEngine(bool thread, bool oversubscribed) {
+  Engine& e = engine();
+  e.oversubscribed = oversubscribed;
+  // Open MPI's progress engine (libopen-pal, loaded with libmpi): not part of the MPI standard,
+  // looked up at run time; without it nonblocking collectives go to the MPI library.
+  auto reg = reinterpret_cast<OpalRegister>(dlsym(RTLD_DEFAULT, "opal_progress_register"));
+  e.unregister = reinterpret_cast<OpalRegister>(dlsym(RTLD_DEFAULT, "opal_progress_unregister"));
+  e.libraryProgress = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "opal_progress"));
+  if (!reg || !e.unregister || reg(&progressCallback) != 0) {
+    OVERPASS_WARN(
+        "cannot hook into the MPI library's progress engine (opal_progress_register): "
+        "nonblocking collectives go to the MPI library");
+    return;
+  }
+  e.hooked = true;
+  setIdleHook(&idleHook);
+  if (thread) e.thread = std::thread(progressThread);
+}
+
+void stopNonblockingEngine() {
+  Engine& e = engine();
+  if (!e.hooked) return;
+  for (int polls = 0; e.outstanding.load(std::memory_order_acquire) > 0;)
+    if (progressOperations() == 0 && ++polls > kPollsBeforeYield) sched_yield();
+  if (e.thread.joinable()) {
+    {
+      std::lock_guard sleep(e.sleepLock);
+      e.stopping = true;
+    }
+    e.wake.notify_one();
+    e.thread.join();
+  }
+  setIdleHook(nullptr);
+  e.unregister(&progressCallback);
+  e.hooked = false;
+}
+
+int startOperation(CommState& state, MPI_Comm comm, std::function<int()> body, MPI_Request* request,
+                   std::optional<FusionPart> part) {
+  auto* op = new Operation();
+  op->state = &state;
+  op->comm = comm;
+  op->body = std::move(body);
+  op->part = part;
+  const int rc =
+      PMPI_Grequest_start(&queryOperation, &freeOperation, &cancelOperation, op, &op->request);
+  if (rc != MPI_SUCCESS) {
+    delete op;
+    return rc;
+  }
+  *request = op->request;
+  Engine& e = engine();
+  {
+    std::lock_guard lock(e.requestsLock);
+    e.requests.emplace(op->request, op);
+    e.liveRequests.store(e.requests.size(), std::memory_order_relaxed);
+  }
+  {
+    std::lock_guard lock(e.lock);
+    if (state.pending.empty()) e.active.push_back(&state);
+    state.pending.push_back(op);
+    ++state.outstanding;
+    e.outstanding.fetch_add(1, std::memory_order_release);
+    // Started at once (where it is the communicator's first), together with whatever else can
+    // move: delaying a start until a later call could deadlock a legal program.
+    advanceLocked(e);
+  }
+  if (e.thread.joinable()) {
+    std::lock_guard sleep(e.sleepLock);  // no lost wake-up between its check and its wait
+    e.wake.notify_one();
+  }
+  return MPI_SUCCESS;
+}
+
+std::vector<FusionPart> partsBehind(CommState& state, const FusionPart& mine, std::size_t limit) {
+  std::vector<FusionPart> parts;
+  std::size_t bytes = mine.bytes;
+  for (std::size_t i = 1; i < state.pending.size(); ++i) {
+    const std::optional<FusionPart>& p = state.pending[i]->part;
+    if (!p || p->key != mine.key || bytes + p->bytes > limit) break;
+    bytes += p->bytes;
+    parts.push_back(*p);
+  }
+  return parts;
+}
+
+void absorb(CommState& state, std::size_t n, int rc) {
+  for (std::size_t i = 1; i <= n && i < state.pending.size(); ++i) {
+    state.pending[i]->absorbed = true;
+    state.pending[i]->rc = rc;
+  }
+}
+
+int onRequestFree(MPI_Request* request) {
+  Engine& e = engine();
+  if (request && e.liveRequests.load(std::memory_order_relaxed) > 0) {
+    bool ours = false;
+    {
+      std::lock_guard lock(e.requestsLock);
+      ours = e.requests.count(*request) != 0;
+    }
+    if (ours) {
+      OVERPASS_ERROR(
+          "MPI_Request_free on the request of a nonblocking collective is erroneous (MPI 3.1, "
+          "5.12); the request is left as it was");
+      PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+      return MPI_ERR_REQUEST;
+    }
+  }
+  return PMPI_Request_free(request);
+}
+
+namespace {
+
+// Until the operations among `requests` (MPI_REQUEST_NULL and others' skipped) complete, advances
+// them as Overpass's blocking collectives wait: polling, giving the core away at once where ranks
+// outnumber cores and after kPollsBeforeYield fruitless polls elsewhere, and running the MPI
+// library's progress engine now and then. The MPI library's own wait loop would do the same
+// through the progress callback, but with its whole progress engine between two polls.
+void awaitOperations(const MPI_Request* requests, int n) {
+  Engine& e = engine();
+  if (e.liveRequests.load(std::memory_order_relaxed) == 0 || n <= 0 || !requests) return;
+  std::vector<Operation*> ops;
+  {
+    std::lock_guard lock(e.requestsLock);
+    for (int i = 0; i < n; ++i) {
+      if (requests[i] == MPI_REQUEST_NULL) continue;
+      const auto it = e.requests.find(requests[i]);
+      if (it != e.requests.end()) ops.push_back(it->second);
+    }
+  }
+  if (ops.empty()) return;
+  auto allComplete = [&] {
+    for (const Operation* op : ops)
+      if (!op->complete.load(std::memory_order_acquire)) return false;
+    return true;
+  };
+  for (unsigned polls = 0; !allComplete();) {
+    const std::uint64_t before = progressEvents();
+    if (progressOperations() > 0 || progressEvents() != before) {
+      polls = 0;
+      continue;
+    }
+    ++polls;
+    if (e.libraryProgress && polls % kIdlePollsPerLibraryProgress == 0) e.libraryProgress();
+    if (e.oversubscribed || polls > static_cast<unsigned>(kPollsBeforeYield)) sched_yield();
+  }
+}
+
+}  // namespace
+
+int onWait(MPI_Request* request, MPI_Status* status) {
+  if (request) awaitOperations(request, 1);
+  return PMPI_Wait(request, status);
+}
+
+int onWaitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  awaitOperations(requests, count);
+  return PMPI_Waitall(count, requests, statuses);
+}
+
+void drain(CommState& state) {
+  for (int polls = 0; state.outstanding.load(std::memory_order_acquire) > 0;)
+    if (progressOperations() == 0 && ++polls > kPollsBeforeYield) sched_yield();
+}
+
+int progressOperations() {
+  Engine& e = engine();
+  if (e.outstanding.load(std::memory_order_acquire) == 0 || Fiber::inside()) return 0;
+  std::unique_lock lock(e.lock, std::try_to_lock);
+  if (!lock) return 0;
+  return advanceLocked(e);
+}
+
+}  // namespace overpass::shim
