@@ -25,6 +25,9 @@ namespace overpass {
     "collective and blocking: the first blocking call after the warm-up does it)")             \
   X(kNoProgressHook, "no_progress_hook",                                                       \
     "a nonblocking call where Overpass cannot hook into the MPI library's progress engine")    \
+  X(kNonblockingUserOp, "nonblocking_user_op",                                                 \
+    "a nonblocking reduction with a user-defined operation: the program may free it before "   \
+    "the call completes, and it runs on the program's own stack")                              \
   X(kNonCommutativeOp, "non_commutative_op",                                                   \
     "user-defined non-commutative operation: its order is preserved by the MPI library")       \
   X(kUnsupportedReduction, "unsupported_reduction",                                            \

@@ -31,7 +31,8 @@ class Fiber {
   // Whether the calling code runs inside a fiber.
   static bool inside();
 
-  static constexpr std::size_t kDefaultStack = std::size_t{512} << 10;
+  // Reserved, not committed (MAP_NORESERVE): only the pages a fiber touches cost memory.
+  static constexpr std::size_t kDefaultStack = std::size_t{4} << 20;
 
  private:
   static void entry();

@@ -461,8 +461,9 @@ void Call::keepArrays(std::vector<int>* store) {
     case kAllgatherv:
       significant[2] = significant[3] = true;
       break;
-    case kAlltoallv:
-      significant[0] = significant[1] = significant[2] = significant[3] = true;
+    case kAlltoallv:  // in place, the send side is not significant
+      significant[0] = significant[1] = sendbuf != MPI_IN_PLACE;
+      significant[2] = significant[3] = true;
       break;
     case kGatherv:
       significant[2] = significant[3] = root;

@@ -246,8 +246,8 @@ int stage(DeviceStaging& staging, Call& call, const Memory& memory) {
 }
 
 int runStaged(CommState* state, Call& call, const Algorithm* algorithm, const Memory& memory,
-              std::optional<FallbackReason>* reason) {
-  DeviceStaging staging(*deviceMemory(), state->deviceStaging);
+              HostStaging& host, std::optional<FallbackReason>* reason) {
+  DeviceStaging staging(*deviceMemory(), host);
   if (const int rc = stage(staging, call, memory); rc != MPI_SUCCESS) return raise(call, rc);
   int rc = runHere(state, call, algorithm, reason);
   if (rc == MPI_SUCCESS) {
@@ -314,7 +314,9 @@ int runNested(CommState& state, Call& call, const Algorithm** used = nullptr) {
   shape.teamSize = state.size;
   shape.ordered = shape.ordered && runtime().config.deterministic;
   describeEngine(shape, *state.engine, true);
-  const Algorithm& algorithm = selectAlgorithm(state, shape);
+  // Not through the communicator's memo: an operation runs at a time of this rank's own, and the
+  // memo's replacements must happen at the same calls on every rank.
+  const Algorithm& algorithm = selectFor(shape, {});
   std::optional<FallbackReason> reason;
   if (algorithm.isPmpi()) reason = FallbackReason::kSelected;
   const int rc = runHere(&state, call, &algorithm, &reason);
@@ -373,19 +375,43 @@ std::optional<int> runFused(CommState& state, const Call& head,
 
 // Where a nonblocking allreduce may join a fused group: a predefined operation on this rank's
 // host buffers (its elements are then contiguous); the key is its datatype and operation.
-std::optional<FusionPart> fusionPart(const Call& call, const Memory& memory,
-                                     const CallShape& shape) {
+std::optional<FusionPart> fusionPart(const Call& call, const Memory& memory) {
   if (call.coll != Collective::kAllreduce || runtime().config.fusion == 0 || memory.any() ||
-      call.red.op == ReduceOp::kUser || shape.bytes == 0)
+      call.red.op == ReduceOp::kUser || call.recvcount <= 0)
     return std::nullopt;
   FusionPart part;
   part.key =
       (static_cast<std::uint64_t>(call.red.type) << 8) | static_cast<std::uint64_t>(call.red.op);
-  part.bytes = shape.bytes;
+  part.bytes = static_cast<std::size_t>(call.recvcount) * call.red.elementBytes;  // as stored
   part.in = call.input();
   part.out = call.recvbuf;
   return part;
 }
+
+// The derived datatypes of a nonblocking call, duplicated for the operation's lifetime: the
+// program may free its own before the call completes (MPI 3.1, 4.1.9), and the operation packs
+// and unpacks with them until then.
+struct OwnedTypes {
+  MPI_Datatype types[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+
+  // Replaces `call`'s derived datatypes by duplicates. An MPI error code.
+  int keep(Call& call) {
+    MPI_Datatype* sides[2] = {&call.sendtype, &call.recvtype};
+    for (int i = 0; i < 2; ++i) {
+      if (*sides[i] == MPI_DATATYPE_NULL) continue;
+      int ints = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+      PMPI_Type_get_envelope(*sides[i], &ints, &addresses, &datatypes, &combiner);
+      if (combiner == MPI_COMBINER_NAMED) continue;
+      if (const int rc = PMPI_Type_dup(*sides[i], &types[i]); rc != MPI_SUCCESS) return rc;
+      *sides[i] = types[i];
+    }
+    return MPI_SUCCESS;
+  }
+  ~OwnedTypes() {
+    for (MPI_Datatype& t : types)
+      if (t != MPI_DATATYPE_NULL) PMPI_Type_free(&t);
+  }
+};
 
 // A nonblocking call that Overpass serves: `algorithm` (a host one) runs as an operation of the
 // nonblocking engine (shim/nonblocking.h), on its own copy of the call and of its arrays of counts
@@ -400,18 +426,23 @@ int startInOperation(CommState& state, const Call& call, const Algorithm& algori
   own.inOperation = true;
   auto arrays = std::make_shared<std::vector<int>>();
   own.keepArrays(arrays.get());
+  auto types = std::make_shared<OwnedTypes>();
+  if (const int rc = types->keep(own); rc != MPI_SUCCESS) return raiseError(call.comm, rc);
+  // Host copies of this rank's device buffers: the operation's own (the communicator's serve
+  // its blocking calls meanwhile).
+  std::shared_ptr<HostStaging> host = memory.any() ? std::make_shared<HostStaging>() : nullptr;
   // Every rank of the communicator agrees on fusion at its allreduces alike (shared facts).
   const bool fuses = call.coll == Collective::kAllreduce && runtime().config.fusion > 0;
-  const std::optional<FusionPart> part = fusionPart(call, memory, shape);
-  auto body = [&state, call = own, arrays, &algorithm, memory, shape, timed, start, fuses,
-               part]() mutable {
+  const std::optional<FusionPart> part = fusionPart(call, memory);
+  auto body = [&state, call = own, arrays, types, host, &algorithm, memory, shape, timed, start,
+               fuses, part]() mutable {
     std::optional<FallbackReason> reason;
     const Algorithm* used = &algorithm;
     std::optional<int> rc;
     if (fuses) rc = runFused(state, call, part, &used);
     if (!rc)
-      rc = memory.any() ? runStaged(&state, call, &algorithm, memory, &reason)
-                        : runHere(&state, call, &algorithm, &reason);
+      rc = host ? runStaged(&state, call, &algorithm, memory, *host, &reason)
+                : runHere(&state, call, &algorithm, &reason);
     if (timed) record(call, &shape, used, reason, memory, start);
     return *rc;
   };
@@ -470,6 +501,12 @@ int dispatchUnguarded(Call& call) {
   if (const CommEngine* engine = state ? state->engine.get() : nullptr)
     describeEngine(shape, *engine, call.request != nullptr);
   if (!reason && call.request && !nonblockingReady()) reason = FallbackReason::kNoProgressHook;
+  if (!reason && call.request && call.red.op == ReduceOp::kUser)
+    reason = FallbackReason::kNonblockingUserOp;
+  // A blocking call of Overpass on the communicator: after its nonblocking ones (before its
+  // selection, whose memo they may use no more).
+  if (!reason && !call.request && state->outstanding.load(std::memory_order_acquire) > 0)
+    drain(*state);
   const Algorithm* algorithm = nullptr;
   if (!reason) {
     algorithm = &selectAlgorithm(*state, shape);
@@ -489,8 +526,6 @@ int dispatchUnguarded(Call& call) {
     if (timed) record(call, &shape, algorithm, reason, memory, start);
     return startStagedPmpi(*state, call, memory);
   }
-  // A blocking call of Overpass on the communicator: after its nonblocking ones.
-  if (!reason && state->outstanding.load(std::memory_order_acquire) > 0) drain(*state);
   int rc = MPI_SUCCESS;
   // The device algorithms and the pipeline run, or decline alike on every rank and are passed
   // over for this shape; at most two of them are tried (coll/select/registry.h), then a host
@@ -513,7 +548,7 @@ int dispatchUnguarded(Call& call) {
     if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
   }
   if (reason || algorithm->kind == AlgorithmKind::kHost)
-    rc = memory.any() ? runStaged(state, call, algorithm, memory, &reason)
+    rc = memory.any() ? runStaged(state, call, algorithm, memory, state->deviceStaging, &reason)
                       : runHere(state, call, algorithm, &reason);
   if (timed) record(call, sized ? &shape : nullptr, algorithm, reason, memory, start);
   return rc;

@@ -1,7 +1,9 @@
 #include "shim/nonblocking.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -120,45 +122,61 @@ int cancelOperation(void*, int) {
 
 // ---- The scheduler.
 
-// Runs `op`'s fiber until it waits or ends; starts it first if needed.
-void resume(Operation& op) {
-  if (!op.fiber)
-    op.fiber = std::make_unique<Fiber>([&op] {
-      try {
-        op.rc = op.body();
-      } catch (const std::bad_alloc&) {
-        OVERPASS_ERROR("nonblocking collective: out of memory");
-        op.rc = MPI_ERR_NO_MEM;
-      } catch (const std::exception& e) {
-        OVERPASS_ERROR("nonblocking collective: internal error: %s", e.what());
-        op.rc = MPI_ERR_INTERN;
-      }
-    });
+// Runs `op`'s fiber until it waits or ends (starting it first if needed); false where it ended.
+bool resume(Operation& op) {
+  if (!op.fiber) {
+    try {
+      op.fiber = std::make_unique<Fiber>([&op] {
+        try {
+          op.rc = op.body();
+        } catch (const std::bad_alloc&) {
+          OVERPASS_ERROR("nonblocking collective: out of memory");
+          op.rc = MPI_ERR_NO_MEM;
+        } catch (const std::exception& e) {
+          OVERPASS_ERROR("nonblocking collective: internal error: %s", e.what());
+          op.rc = MPI_ERR_INTERN;
+        }
+      });
+    } catch (const std::exception&) {  // no stack for it: it fails, its peers' error shows
+      OVERPASS_ERROR("nonblocking collective: no memory for its fiber");
+      op.rc = MPI_ERR_NO_MEM;
+      return false;
+    }
+  }
   op.fiber->resume();
+  return !op.fiber->done();
 }
 
-// With the lock held: resumes the first operation of every active communicator; one that ends
-// completes its request and the next on the communicator starts at once.
+// The calling thread's re-entry guard, set for a pass of the engine and restored after it (the
+// algorithms' own MPI calls are not intercepted again).
+class GuardedPass {
+ public:
+  GuardedPass() : before_(ReentryGuard::active()) { ReentryGuard::set(true); }
+  ~GuardedPass() { ReentryGuard::set(before_); }
+  GuardedPass(const GuardedPass&) = delete;
+  GuardedPass& operator=(const GuardedPass&) = delete;
+
+ private:
+  bool before_;
+};
+
+// With the lock held: resumes the first operation of every active communicator; one that ends is
+// complete, and the next on the communicator starts at once. The requests of the completed ones
+// complete at the end of the pass, after the last use of their communicators' state: a program
+// may free a communicator as soon as its requests are complete (drain() then waits for the lock).
 int advanceLocked(Engine& e) {
-  const bool guarded = ReentryGuard::active();
-  ReentryGuard::set(true);  // the algorithms' own MPI calls are not intercepted again
-  int completed = 0;
+  GuardedPass guard;
+  std::vector<Operation*> done;
   for (std::size_t i = 0; i < e.active.size();) {
     CommState& state = *e.active[i];
+    int finished = 0;
     while (!state.pending.empty()) {
       Operation* op = state.pending.front();
-      if (!op->absorbed) {
-        resume(*op);
-        if (!op->fiber->done()) break;
-      }
+      if (!op->absorbed && resume(*op)) break;
       state.pending.pop_front();
       op->fiber.reset();
-      --state.outstanding;
-      e.outstanding.fetch_sub(1, std::memory_order_release);
-      ++completed;
-      op->complete.store(true, std::memory_order_release);
-      PMPI_Grequest_complete(op->request);
-      op->release();
+      done.push_back(op);
+      ++finished;
     }
     if (state.pending.empty()) {
       e.active[i] = e.active.back();
@@ -166,9 +184,15 @@ int advanceLocked(Engine& e) {
     } else {
       ++i;
     }
+    state.outstanding.fetch_sub(finished, std::memory_order_release);  // its last use
   }
-  ReentryGuard::set(guarded);
-  return completed;
+  for (Operation* op : done) {
+    e.outstanding.fetch_sub(1, std::memory_order_release);
+    op->complete.store(true, std::memory_order_release);
+    PMPI_Grequest_complete(op->request);
+    op->release();
+  }
+  return static_cast<int>(done.size());
 }
 
 // The MPI library's progress loop calls this at every turn (inside MPI_Wait, MPI_Test, MPI_Recv,
@@ -176,7 +200,8 @@ int advanceLocked(Engine& e) {
 // do, for the peer that may need it.
 int progressCallback() {
   Engine& e = engine();
-  if (e.outstanding.load(std::memory_order_acquire) == 0) return 0;
+  // Inside a fiber (its own MPI calls), the engine runs already: nothing to count either.
+  if (e.outstanding.load(std::memory_order_acquire) == 0 || Fiber::inside()) return 0;
   const std::uint64_t before = progressEvents();
   const int completed = progressOperations();
   if (completed > 0 || progressEvents() != before) {
@@ -194,6 +219,9 @@ int progressCallback() {
 constexpr auto kMaxPause = std::chrono::microseconds(200);
 
 void progressThread() {
+  sigset_t all;  // the program's signals go to its own threads
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
   Engine& e = engine();
   auto pause = std::chrono::microseconds(0);
   for (;;) {
@@ -235,6 +263,52 @@ void idleHook() {
 
 }  // namespace
 
+namespace {
+
+// Until done(), advances the operations as Overpass's blocking collectives wait: polling, giving
+// the core away at once where ranks outnumber cores and after kPollsBeforeYield fruitless polls
+// elsewhere, and running the MPI library's progress engine now and then (the program's own
+// nonblocking calls and transfers that the MPI library serves may be what a peer waits for). Not
+// with the engine's lock held.
+template <typename Done>
+void waitUntil(Done done) {
+  Engine& e = engine();
+  for (unsigned polls = 0; !done();) {
+    const std::uint64_t before = progressEvents();
+    if (progressOperations() > 0 || progressEvents() != before) {
+      polls = 0;
+      continue;
+    }
+    ++polls;
+    if (e.libraryProgress && polls % kIdlePollsPerLibraryProgress == 0) e.libraryProgress();
+    if (e.oversubscribed || polls > static_cast<unsigned>(kPollsBeforeYield)) sched_yield();
+  }
+}
+
+// Until the operations among `requests` (MPI_REQUEST_NULL and others' skipped) complete, in
+// Overpass's loop: the MPI library's own wait loop would advance them too, through the progress
+// callback, but with its whole progress engine between two polls.
+void awaitOperations(const MPI_Request* requests, int n) {
+  Engine& e = engine();
+  if (e.liveRequests.load(std::memory_order_relaxed) == 0 || n <= 0 || !requests) return;
+  std::vector<Operation*> ops;
+  {
+    std::lock_guard lock(e.requestsLock);
+    for (int i = 0; i < n; ++i) {
+      if (requests[i] == MPI_REQUEST_NULL) continue;
+      const auto it = e.requests.find(requests[i]);
+      if (it != e.requests.end()) ops.push_back(it->second);
+    }
+  }
+  waitUntil([&] {
+    for (const Operation* op : ops)
+      if (!op->complete.load(std::memory_order_acquire)) return false;
+    return true;
+  });
+}
+
+}  // namespace
+
 bool nonblockingReady() {
   return engine().hooked;
 }
@@ -261,8 +335,7 @@ void startNonblockingEngine(bool thread, bool oversubscribed) {
 void stopNonblockingEngine() {
   Engine& e = engine();
   if (!e.hooked) return;
-  for (int polls = 0; e.outstanding.load(std::memory_order_acquire) > 0;)
-    if (progressOperations() == 0 && ++polls > kPollsBeforeYield) sched_yield();
+  waitUntil([&] { return e.outstanding.load(std::memory_order_acquire) == 0; });
   if (e.thread.joinable()) {
     {
       std::lock_guard sleep(e.sleepLock);
@@ -351,45 +424,6 @@ int onRequestFree(MPI_Request* request) {
   return PMPI_Request_free(request);
 }
 
-namespace {
-
-// Until the operations among `requests` (MPI_REQUEST_NULL and others' skipped) complete, advances
-// them as Overpass's blocking collectives wait: polling, giving the core away at once where ranks
-// outnumber cores and after kPollsBeforeYield fruitless polls elsewhere, and running the MPI
-// library's progress engine now and then. The MPI library's own wait loop would do the same
-// through the progress callback, but with its whole progress engine between two polls.
-void awaitOperations(const MPI_Request* requests, int n) {
-  Engine& e = engine();
-  if (e.liveRequests.load(std::memory_order_relaxed) == 0 || n <= 0 || !requests) return;
-  std::vector<Operation*> ops;
-  {
-    std::lock_guard lock(e.requestsLock);
-    for (int i = 0; i < n; ++i) {
-      if (requests[i] == MPI_REQUEST_NULL) continue;
-      const auto it = e.requests.find(requests[i]);
-      if (it != e.requests.end()) ops.push_back(it->second);
-    }
-  }
-  if (ops.empty()) return;
-  auto allComplete = [&] {
-    for (const Operation* op : ops)
-      if (!op->complete.load(std::memory_order_acquire)) return false;
-    return true;
-  };
-  for (unsigned polls = 0; !allComplete();) {
-    const std::uint64_t before = progressEvents();
-    if (progressOperations() > 0 || progressEvents() != before) {
-      polls = 0;
-      continue;
-    }
-    ++polls;
-    if (e.libraryProgress && polls % kIdlePollsPerLibraryProgress == 0) e.libraryProgress();
-    if (e.oversubscribed || polls > static_cast<unsigned>(kPollsBeforeYield)) sched_yield();
-  }
-}
-
-}  // namespace
-
 int onWait(MPI_Request* request, MPI_Status* status) {
   if (request) awaitOperations(request, 1);
   return PMPI_Wait(request, status);
@@ -401,8 +435,9 @@ int onWaitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 }
 
 void drain(CommState& state) {
-  for (int polls = 0; state.outstanding.load(std::memory_order_acquire) > 0;)
-    if (progressOperations() == 0 && ++polls > kPollsBeforeYield) sched_yield();
+  if (state.outstanding.load(std::memory_order_acquire) == 0) return;
+  waitUntil([&] { return state.outstanding.load(std::memory_order_acquire) == 0; });
+  std::lock_guard lock(engine().lock);  // the pass that completed the last one has ended
 }
 
 int progressOperations() {

@@ -5,8 +5,9 @@
 // it that finds nothing to do yields (common/progress.h), so the call returns once the algorithm
 // first has to wait, and the rest happens whenever a thread advances the process's operations:
 // - inside every MPI call that waits or tests (the MPI library's own progress loop calls
-//   Overpass's callback, registered with opal_progress_register; a re-entry guard keeps it from
-//   running inside itself), so a rank blocked in MPI_Recv still serves its peers;
+//   Overpass's callback, registered with opal_progress_register, which does nothing inside a
+//   fiber or where another thread runs the engine), so a rank blocked in MPI_Recv still serves
+//   its peers; MPI_Wait and MPI_Waitall poll Overpass's operations in a loop of their own;
 // - inside Overpass's own waits (the idle hook of common/progress.h), blocking collectives on
 //   other communicators included;
 // - at the next nonblocking call.
