@@ -26,19 +26,9 @@ OVERPASS_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status st
 }
 
 OVERPASS_EXPORT int MPI_Init(int* argc, char*** argv) {
-  const int level = overpass::shim::threadLevelFor(MPI_THREAD_SINGLE);
-  int provided = MPI_THREAD_SINGLE;
-  const int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv)
-                                            : PMPI_Init_thread(argc, argv, level, &provided);
-  if (rc == MPI_SUCCESS) {
-    PMPI_Query_thread(&provided);
-    overpass::shim::initializeRuntime(provided);
-  }
-  return rc;
+  return overpass::shim::initializeMpi(argc, argv, nullptr, nullptr);
 }
 
 OVERPASS_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int rc = PMPI_Init_thread(argc, argv, overpass::shim::threadLevelFor(required), provided);
-  if (rc == MPI_SUCCESS) overpass::shim::initializeRuntime(*provided);
-  return rc;
+  return overpass::shim::initializeMpi(argc, argv, &required, provided);
 }

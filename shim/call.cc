@@ -478,17 +478,11 @@ void Call::keepArrays(std::vector<int>* store) {
       return;
   }
   store->clear();
-  store->reserve(4 * p);
-  for (int i = 0; i < 4; ++i)
-    if (significant[i] && *arrays[i]) store->insert(store->end(), *arrays[i], *arrays[i] + p);
-  std::size_t at = 0;
+  store->reserve(4 * p);  // no reallocation below: the pointers into it stay valid
   for (int i = 0; i < 4; ++i) {
-    if (!significant[i] || !*arrays[i]) {
-      *arrays[i] = nullptr;
-      continue;
-    }
-    *arrays[i] = store->data() + at;
-    at += p;
+    const int* given = significant[i] ? *arrays[i] : nullptr;
+    *arrays[i] = given ? store->data() + store->size() : nullptr;
+    if (given) store->insert(store->end(), given, given + p);
   }
 }
 

@@ -92,18 +92,24 @@ int raise(const Call& call, int rc) {
   return call.inOperation ? rc : raiseError(call.comm, rc);
 }
 
-// Inside a nonblocking operation whose algorithm declined (alike on every rank): the MPI
-// library's nonblocking collective on Overpass's own communicator (the application's may carry
-// later calls already, posted straight to the MPI library), polled until it completes.
-int pmpiInOperation(CommState& state, const Call& call) {
-  MPI_Request inner = MPI_REQUEST_NULL;
-  int rc = call.pmpiOn(state.engine->dup, &inner);
-  for (int flag = 0; rc == MPI_SUCCESS;) {
-    rc = PMPI_Test(&inner, &flag, MPI_STATUS_IGNORE);
-    if (flag) break;
-    idle(false);
+// Inside a nonblocking operation: polls the MPI library's request `inner` until it completes,
+// the fiber yielding in between. An MPI error code.
+int waitInOperation(MPI_Request* inner) {
+  int rc = MPI_SUCCESS;
+  for (int flag = 0; rc == MPI_SUCCESS && !flag;) {
+    rc = PMPI_Test(inner, &flag, MPI_STATUS_IGNORE);
+    if (!flag) idle(false);
   }
   return rc;
+}
+
+// Inside a nonblocking operation whose algorithm declined (alike on every rank): the MPI
+// library's nonblocking collective on Overpass's own communicator (the application's may carry
+// later calls already, posted straight to the MPI library).
+int pmpiInOperation(CommState& state, const Call& call) {
+  MPI_Request inner = MPI_REQUEST_NULL;
+  const int rc = call.pmpiOn(state.engine->dup, &inner);
+  return rc == MPI_SUCCESS ? waitInOperation(&inner) : rc;
 }
 
 // The engine's facts in a call's shape. The device algorithms and the pipeline are blocking:
@@ -291,11 +297,7 @@ int startStagedPmpi(CommState& state, Call& call, const Memory& memory) {
   if (rc == MPI_SUCCESS) rc = call.pmpiOn(call.comm, &staged->inner);
   if (rc != MPI_SUCCESS) return raiseError(call.comm, rc);
   auto body = [staged] {
-    int rc = MPI_SUCCESS;
-    for (int flag = 0; rc == MPI_SUCCESS && !flag;) {
-      rc = PMPI_Test(&staged->inner, &flag, MPI_STATUS_IGNORE);
-      if (!flag) idle(false);
-    }
+    const int rc = waitInOperation(&staged->inner);
     return rc == MPI_SUCCESS ? staged->staging.finish() : rc;
   };
   rc = startOperation(state, call.comm, std::move(body), call.request);
@@ -333,23 +335,24 @@ int runNested(CommState& state, Call& call, const Algorithm** used = nullptr) {
 // rank has another to join (the head then runs alone).
 std::optional<int> runFused(CommState& state, const Call& head,
                             const std::optional<FusionPart>& part, const Algorithm** used) {
-  const std::size_t limit = runtime().config.fusion;
-  std::vector<FusionPart> behind;
-  if (part) behind = partsBehind(state, *part, limit);
-  int mine = static_cast<int>(behind.size()), agreed = 0;
+  std::vector<FusionPart> group;  // the head's part, then those behind it that join
+  if (part) {
+    group = partsBehind(state, *part, runtime().config.fusion);
+    group.insert(group.begin(), *part);
+  }
+  int mine = std::max(static_cast<int>(group.size()) - 1, 0), agreed = 0;
   Call agree =
       Call::reduction(Collective::kAllreduce, &mine, &agreed, 1, MPI_INT, MPI_MIN, 0, head.comm);
   if (const int rc = runNested(state, agree); rc != MPI_SUCCESS) return rc;
   if (agreed == 0) return std::nullopt;
-  behind.resize(static_cast<std::size_t>(agreed));
-  std::size_t bytes = part->bytes;
-  for (const FusionPart& p : behind) bytes += p.bytes;
+  group.resize(static_cast<std::size_t>(agreed) + 1);
+  std::size_t bytes = 0;
+  for (const FusionPart& p : group) bytes += p.bytes;
   OVERPASS_TRACE("iallreduce: %d calls fused into one of %zu bytes", agreed + 1, bytes);
   auto* in = static_cast<char*>(state.engine->staging.get(StagingSlot::kFusionIn, bytes));
   auto* out = static_cast<char*>(state.engine->staging.get(StagingSlot::kFusionOut, bytes));
-  std::size_t at = part->bytes;
-  std::memcpy(in, part->in, part->bytes);
-  for (const FusionPart& p : behind) {
+  std::size_t at = 0;
+  for (const FusionPart& p : group) {
     std::memcpy(in + at, p.in, p.bytes);
     at += p.bytes;
   }
@@ -358,17 +361,18 @@ std::optional<int> runFused(CommState& state, const Call& head,
   fused.recvbuf = out;
   fused.recvcount = fused.sendcount = static_cast<int>(bytes / head.red.elementBytes);
   const int rc = runNested(state, fused, used);
-  std::memcpy(part->out, out, part->bytes);
-  at = part->bytes;
-  for (const FusionPart& p : behind) {
+  at = 0;
+  for (const FusionPart& p : group) {
     std::memcpy(p.out, out + at, p.bytes);
     at += p.bytes;
   }
-  absorb(state, behind.size(), rc);
+  absorb(state, group.size() - 1, rc);
   if (runtime().config.statsMode != StatsMode::kOff) {
     const StatsRow row(Collective::kAllreduce, true);
-    for (std::size_t i = 0; i <= behind.size(); ++i) runtime().stats.recordFused(row);
-    for (const FusionPart& p : behind) runtime().stats.record(row, p.bytes, algorithmId(**used), 0);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      runtime().stats.recordFused(row);
+      if (i > 0) runtime().stats.record(row, group[i].bytes, algorithmId(**used), 0);  // absorbed
+    }
   }
   return rc;
 }

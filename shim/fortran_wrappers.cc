@@ -23,24 +23,16 @@ extern "C" {
 // start Overpass.
 void overpass_f_init(MPI_Fint* ierror) {
   OVERPASS_FORWARD_IF_FOREIGN(init, ierror)
-  const int level = overpass::shim::threadLevelFor(MPI_THREAD_SINGLE);
-  int provided = MPI_THREAD_SINGLE;
-  const int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(nullptr, nullptr)
-                                            : PMPI_Init_thread(nullptr, nullptr, level, &provided);
-  if (rc == MPI_SUCCESS) {
-    PMPI_Query_thread(&provided);
-    overpass::shim::initializeRuntime(provided);
-  }
-  overpass::shim::fortran::setError(ierror, rc);
+  overpass::shim::fortran::setError(
+      ierror, overpass::shim::initializeMpi(nullptr, nullptr, nullptr, nullptr));
 }
 
 void overpass_f_init_thread(const MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierror) {
   OVERPASS_FORWARD_IF_FOREIGN(init_thread, required, provided, ierror)
+  const int cRequired = *required;
   int cProvided = MPI_THREAD_SINGLE;
-  const int rc =
-      PMPI_Init_thread(nullptr, nullptr, overpass::shim::threadLevelFor(*required), &cProvided);
+  const int rc = overpass::shim::initializeMpi(nullptr, nullptr, &cRequired, &cProvided);
   *provided = static_cast<MPI_Fint>(cProvided);
-  if (rc == MPI_SUCCESS) overpass::shim::initializeRuntime(cProvided);
   overpass::shim::fortran::setError(ierror, rc);
 }
 

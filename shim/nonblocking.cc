@@ -28,7 +28,6 @@ namespace overpass::shim {
 
 // One nonblocking collective: its fiber, and the generalized request the application holds.
 struct Operation {
-  CommState* state = nullptr;
   MPI_Comm comm = MPI_COMM_NULL;  // the application's, for errors
   std::function<int()> body;
   std::optional<FusionPart> part;  // where it may fuse with its neighbours
@@ -195,6 +194,15 @@ int advanceLocked(Engine& e) {
   return static_cast<int>(done.size());
 }
 
+// One round of the engine from outside it: whether anything moved (an operation completed, or a
+// wait inside one did); *completed: how many operations completed.
+bool advanceRound(int* completed = nullptr) {
+  const std::uint64_t before = progressEvents();
+  const int n = progressOperations();
+  if (completed) *completed = n;
+  return n > 0 || progressEvents() != before;
+}
+
 // The MPI library's progress loop calls this at every turn (inside MPI_Wait, MPI_Test, MPI_Recv,
 // ...): rounds in which nothing moves give the core away after a while, as Overpass's own waits
 // do, for the peer that may need it.
@@ -202,9 +210,8 @@ int progressCallback() {
   Engine& e = engine();
   // Inside a fiber (its own MPI calls), the engine runs already: nothing to count either.
   if (e.outstanding.load(std::memory_order_acquire) == 0 || Fiber::inside()) return 0;
-  const std::uint64_t before = progressEvents();
-  const int completed = progressOperations();
-  if (completed > 0 || progressEvents() != before) {
+  int completed = 0;
+  if (advanceRound(&completed)) {
     e.fruitless.store(0, std::memory_order_relaxed);
   } else if (e.fruitless.fetch_add(1, std::memory_order_relaxed) >=
              static_cast<unsigned>(kPollsBeforeYield)) {
@@ -232,8 +239,7 @@ void progressThread() {
       if (e.stopping) return;
       pause = std::chrono::microseconds(0);
     }
-    const std::uint64_t before = progressEvents();
-    if (progressOperations() > 0 || progressEvents() != before) {
+    if (advanceRound()) {
       pause = std::chrono::microseconds(0);
       continue;
     }
@@ -261,10 +267,6 @@ void idleHook() {
     e.libraryProgress();
 }
 
-}  // namespace
-
-namespace {
-
 // Until done(), advances the operations as Overpass's blocking collectives wait: polling, giving
 // the core away at once where ranks outnumber cores and after kPollsBeforeYield fruitless polls
 // elsewhere, and running the MPI library's progress engine now and then (the program's own
@@ -274,8 +276,7 @@ template <typename Done>
 void waitUntil(Done done) {
   Engine& e = engine();
   for (unsigned polls = 0; !done();) {
-    const std::uint64_t before = progressEvents();
-    if (progressOperations() > 0 || progressEvents() != before) {
+    if (advanceRound()) {
       polls = 0;
       continue;
     }
@@ -352,7 +353,6 @@ void stopNonblockingEngine() {
 int startOperation(CommState& state, MPI_Comm comm, std::function<int()> body, MPI_Request* request,
                    std::optional<FusionPart> part) {
   auto* op = new Operation();
-  op->state = &state;
   op->comm = comm;
   op->body = std::move(body);
   op->part = part;

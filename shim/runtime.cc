@@ -262,11 +262,7 @@ void finalizeUnwatched(Runtime& rt) {
 
 }  // namespace
 
-int threadLevelFor(int required) {
-  const Config config = parseConfig(processEnvironment()).config;
-  return !config.disable && config.progress == ProgressMode::kThread ? MPI_THREAD_MULTIPLE
-                                                                     : required;
-}
+namespace {
 
 void initializeRuntime(int providedThreadLevel) {
   try {
@@ -277,6 +273,22 @@ void initializeRuntime(int providedThreadLevel) {
     OVERPASS_ERROR("initialisation failed (%s); aborting the job", e.what());
     PMPI_Abort(MPI_COMM_WORLD, 1);
   }
+}
+
+}  // namespace
+
+int initializeMpi(int* argc, char*** argv, const int* required, int* provided) {
+  const Config config = parseConfig(processEnvironment()).config;
+  const bool thread = !config.disable && config.progress == ProgressMode::kThread;
+  int level = MPI_THREAD_SINGLE;
+  const int rc =
+      required || thread
+          ? PMPI_Init_thread(argc, argv, thread ? MPI_THREAD_MULTIPLE : *required, &level)
+          : PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS && !required && !thread) PMPI_Query_thread(&level);
+  if (provided) *provided = level;
+  if (rc == MPI_SUCCESS) initializeRuntime(level);
+  return rc;
 }
 
 namespace {

@@ -43,12 +43,11 @@ struct Runtime {
 
 Runtime& runtime();
 
-// The thread level every init wrapper, C and Fortran, asks the MPI library for, where the
-// application asked for `required` (MPI_Init: MPI_THREAD_SINGLE): MPI_THREAD_MULTIPLE where the
-// progress thread will call it (OVERPASS_PROGRESS=thread), else `required`.
-int threadLevelFor(int required);
-// Called by every init wrapper after PMPI_Init/PMPI_Init_thread succeeded.
-void initializeRuntime(int providedThreadLevel);
+// The work of every init wrapper, C and Fortran: initialises the MPI library (MPI_Init where
+// `required` is null, else MPI_Init_thread with *required), asking for MPI_THREAD_MULTIPLE where
+// the progress thread will call it (OVERPASS_PROGRESS=thread), then starts Overpass. *provided
+// (where not null): the thread level the library provides. An MPI error code.
+int initializeMpi(int* argc, char*** argv, const int* required, int* provided);
 
 // The reasons that send every call of a collective to the MPI library, whatever its arguments.
 std::optional<FallbackReason> globalFallback(Collective coll);
