@@ -254,6 +254,7 @@ void finalizeUnwatched(Runtime& rt) {
   if (rt.config.statsMode != StatsMode::kOff) reportStatistics(rt);
   releaseCommStates();
   if (rt.ucx) {
+    rt.ucx->closing();
     PMPI_Barrier(rt.world);  // no peer still sends to us
     rt.ucx.reset();
   }

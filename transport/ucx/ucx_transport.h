@@ -75,6 +75,10 @@ class UcxContext {
   // world): messages sent before an endpoint is wired up are slow (~15 us each here).
   Status connectAll(Bootstrap& bootstrap);
 
+  // The job is ending: no more messages, and from here on a peer may close its endpoints at any
+  // time (before the barrier that precedes this context's destruction), which is not reported.
+  void closing();
+
   // The UCX transports an endpoint to `worldRank` uses, e.g. "posix/memory cma/memory".
   std::string describePath(int worldRank);
 
