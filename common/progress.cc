@@ -7,7 +7,10 @@
 namespace overpass {
 namespace {
 
-thread_local std::atomic<std::uint64_t>* tCounter = nullptr;
+// See common/fiber.cc's tCurrent for the model.
+__attribute__((tls_model("initial-exec"))) thread_local std::atomic<std::uint64_t>* tCounter =
+    nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local bool tEager = false;
 std::atomic<std::uint64_t> gEvents{0};
 std::atomic<void (*)()> gIdleHook{nullptr};
 
@@ -25,6 +28,16 @@ std::uint64_t progressEvents() {
 std::atomic<std::uint64_t>* setProgressCounter(std::atomic<std::uint64_t>* counter) {
   std::atomic<std::uint64_t>* previous = tCounter;
   tCounter = counter;
+  return previous;
+}
+
+__attribute__((noinline)) bool eagerWait() {
+  return tEager;
+}
+
+bool setEagerWait(bool on) {
+  const bool previous = tEager;
+  tEager = on;
   return previous;
 }
 

@@ -31,6 +31,14 @@ std::atomic<std::uint64_t>* setProgressCounter(std::atomic<std::uint64_t>* count
 // A poll found nothing to do: see above. `yieldCore`: outside a fiber, also give the core away.
 void idle(bool yieldCore);
 
+// Whether the calling thread waits for nonblocking collectives to complete (MPI_Wait and the
+// like): the operations it resumes then poll a while before they hand the thread back, as a
+// blocking call's wait does, rather than at every poll (which would make each poll a pass of the
+// engine). Not inlined, for the reason noteProgress is not. setEagerWait returns the previous
+// value.
+bool eagerWait();
+bool setEagerWait(bool on);
+
 // Installs the function idle() runs outside fibers (null: none).
 void setIdleHook(void (*hook)());
 

@@ -36,6 +36,7 @@ struct Driver {
   CUresult (*init)(unsigned);
   CUresult (*pointerGetAttributes)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
   CUresult (*ctxGetCurrent)(CUcontext*);
+  CUresult (*ctxSetCurrent)(CUcontext);
   CUresult (*streamCreate)(CUstream*, unsigned);
   CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
   CUresult (*eventCreate)(CUevent*, unsigned);
@@ -58,6 +59,7 @@ struct Driver {
     return resolve(lib, "cuInit", init) &&
            resolve(lib, "cuPointerGetAttributes", pointerGetAttributes) &&
            resolve(lib, "cuCtxGetCurrent", ctxGetCurrent) &&
+           resolve(lib, "cuCtxSetCurrent", ctxSetCurrent) &&
            resolve(lib, "cuStreamCreate", streamCreate) &&
            resolve(lib, "cuMemcpyAsync", memcpyAsync) &&
            resolve(lib, "cuEventCreate", eventCreate) &&
@@ -87,6 +89,17 @@ class CudaMemory final : public DeviceMemory {
  public:
   explicit CudaMemory(const Driver& driver) : cu_(driver) {}
   std::string_view name() const override { return "cuda"; }
+
+  void* context() override {
+    CUcontext ctx = nullptr;
+    return cu_.ctxGetCurrent(&ctx) == CUDA_SUCCESS ? ctx : nullptr;
+  }
+  void* setContext(void* context) override {
+    CUcontext previous = nullptr;
+    if (cu_.ctxGetCurrent(&previous) != CUDA_SUCCESS) previous = nullptr;
+    if (previous != context) cu_.ctxSetCurrent(static_cast<CUcontext>(context));
+    return previous;
+  }
 
   PointerInfo classify(const void* p) override {
     PointerInfo info;

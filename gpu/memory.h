@@ -79,6 +79,14 @@ class DeviceMemory {
   virtual bool exportIpc(const void*, std::size_t, IpcHandle*) { return false; }
   virtual void* openIpc(const IpcHandle&) { return nullptr; }
 
+  // The calling thread's current device context (CUDA's), which the copies and reductions use;
+  // setContext makes `context` current on the calling thread and returns the one it replaces. A
+  // nonblocking collective on device buffers may be resumed on another thread than the one that
+  // posted it (the progress thread, or one that completes it): it takes its context along. Null
+  // (and nothing to do) where the backend has no such thing.
+  virtual void* context() { return nullptr; }
+  virtual void* setContext(void*) { return nullptr; }
+
   // Device memory for the backend's own scratch (null where it has none).
   virtual void* allocateDevice(std::size_t) { return nullptr; }
   virtual void freeDevice(void*) {}

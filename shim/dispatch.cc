@@ -300,7 +300,8 @@ int startStagedPmpi(CommState& state, Call& call, const Memory& memory) {
     const int rc = waitInOperation(&staged->inner);
     return rc == MPI_SUCCESS ? staged->staging.finish() : rc;
   };
-  rc = startOperation(state, call.comm, std::move(body), call.request);
+  rc = startOperation(state, call.comm, std::move(body), call.request, std::nullopt,
+                      deviceMemory()->context());
   return rc == MPI_SUCCESS ? rc : raiseError(call.comm, rc);
 }
 
@@ -398,14 +399,19 @@ std::optional<FusionPart> fusionPart(const Call& call, const Memory& memory) {
 struct OwnedTypes {
   MPI_Datatype types[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
 
+  static bool derived(MPI_Datatype type) {
+    if (type == MPI_DATATYPE_NULL) return false;
+    int ints = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+    PMPI_Type_get_envelope(type, &ints, &addresses, &datatypes, &combiner);
+    return combiner != MPI_COMBINER_NAMED;
+  }
+  static bool needed(const Call& call) { return derived(call.sendtype) || derived(call.recvtype); }
+
   // Replaces `call`'s derived datatypes by duplicates. An MPI error code.
   int keep(Call& call) {
     MPI_Datatype* sides[2] = {&call.sendtype, &call.recvtype};
     for (int i = 0; i < 2; ++i) {
-      if (*sides[i] == MPI_DATATYPE_NULL) continue;
-      int ints = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
-      PMPI_Type_get_envelope(*sides[i], &ints, &addresses, &datatypes, &combiner);
-      if (combiner == MPI_COMBINER_NAMED) continue;
+      if (!derived(*sides[i])) continue;
       if (const int rc = PMPI_Type_dup(*sides[i], &types[i]); rc != MPI_SUCCESS) return rc;
       *sides[i] = types[i];
     }
@@ -428,10 +434,16 @@ int startInOperation(CommState& state, const Call& call, const Algorithm& algori
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   Call own = call;
   own.inOperation = true;
-  auto arrays = std::make_shared<std::vector<int>>();
-  own.keepArrays(arrays.get());
-  auto types = std::make_shared<OwnedTypes>();
-  if (const int rc = types->keep(own); rc != MPI_SUCCESS) return raiseError(call.comm, rc);
+  std::shared_ptr<std::vector<int>> arrays;
+  if (isVector(call.coll)) {
+    arrays = std::make_shared<std::vector<int>>();
+    own.keepArrays(arrays.get());
+  }
+  std::shared_ptr<OwnedTypes> types;
+  if (OwnedTypes::needed(own)) {
+    types = std::make_shared<OwnedTypes>();
+    if (const int rc = types->keep(own); rc != MPI_SUCCESS) return raiseError(call.comm, rc);
+  }
   // Host copies of this rank's device buffers: the operation's own (the communicator's serve
   // its blocking calls meanwhile).
   std::shared_ptr<HostStaging> host = memory.any() ? std::make_shared<HostStaging>() : nullptr;
@@ -450,7 +462,8 @@ int startInOperation(CommState& state, const Call& call, const Algorithm& algori
     if (timed) record(call, &shape, used, reason, memory, start);
     return *rc;
   };
-  const int rc = startOperation(state, call.comm, std::move(body), call.request, part);
+  const int rc = startOperation(state, call.comm, std::move(body), call.request, part,
+                                host ? deviceMemory()->context() : nullptr);
   return rc == MPI_SUCCESS ? rc : raiseError(call.comm, rc);
 }
 

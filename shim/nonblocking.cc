@@ -21,6 +21,7 @@
 #include "common/fiber.h"
 #include "common/log.h"
 #include "common/progress.h"
+#include "gpu/memory.h"
 #include "shim/comm_state.h"
 #include "shim/runtime.h"
 
@@ -33,6 +34,7 @@ struct Operation {
   std::optional<FusionPart> part;  // where it may fuse with its neighbours
   bool absorbed = false;           // served by the operation before it (absorb())
   std::unique_ptr<Fiber> fiber;    // from the start of its turn on the communicator
+  void* deviceContext = nullptr;   // made current while it runs (DeviceMemory::setContext)
   MPI_Request request = MPI_REQUEST_NULL;
   int rc = MPI_SUCCESS;
   // Held by the engine until the operation completes and by the request until MPI frees it.
@@ -60,6 +62,7 @@ struct Engine {
   bool stopping = false;
   // The communicators with operations queued (CommState::pending), each once.
   std::vector<CommState*> active;
+  std::vector<Operation*> done;  // advanceLocked's, kept for its capacity
   std::atomic<int> outstanding{0};
   std::atomic<unsigned> fruitless{0};  // progress rounds in a row in which nothing moved
   OpalRegister unregister = nullptr;
@@ -142,7 +145,10 @@ bool resume(Operation& op) {
       return false;
     }
   }
+  DeviceMemory* device = op.deviceContext ? deviceMemory() : nullptr;
+  void* previous = device ? device->setContext(op.deviceContext) : nullptr;
   op.fiber->resume();
+  if (device) device->setContext(previous);
   return !op.fiber->done();
 }
 
@@ -165,7 +171,8 @@ class GuardedPass {
 // may free a communicator as soon as its requests are complete (drain() then waits for the lock).
 int advanceLocked(Engine& e) {
   GuardedPass guard;
-  std::vector<Operation*> done;
+  std::vector<Operation*>& done = e.done;
+  done.clear();
   for (std::size_t i = 0; i < e.active.size();) {
     CommState& state = *e.active[i];
     int finished = 0;
@@ -191,7 +198,9 @@ int advanceLocked(Engine& e) {
     PMPI_Grequest_complete(op->request);
     op->release();
   }
-  return static_cast<int>(done.size());
+  const int n = static_cast<int>(done.size());
+  done.clear();
+  return n;
 }
 
 // One round of the engine from outside it: whether anything moved (an operation completed, or a
@@ -270,11 +279,13 @@ void idleHook() {
 // Until done(), advances the operations as Overpass's blocking collectives wait: polling, giving
 // the core away at once where ranks outnumber cores and after kPollsBeforeYield fruitless polls
 // elsewhere, and running the MPI library's progress engine now and then (the program's own
-// nonblocking calls and transfers that the MPI library serves may be what a peer waits for). Not
-// with the engine's lock held.
+// nonblocking calls and transfers that the MPI library serves may be what a peer waits for). The
+// operations it resumes poll a while before they hand the thread back (eagerWait()). Not with the
+// engine's lock held.
 template <typename Done>
 void waitUntil(Done done) {
   Engine& e = engine();
+  const bool eager = setEagerWait(true);
   for (unsigned polls = 0; !done();) {
     if (advanceRound()) {
       polls = 0;
@@ -284,6 +295,7 @@ void waitUntil(Done done) {
     if (e.libraryProgress && polls % kIdlePollsPerLibraryProgress == 0) e.libraryProgress();
     if (e.oversubscribed || polls > static_cast<unsigned>(kPollsBeforeYield)) sched_yield();
   }
+  setEagerWait(eager);
 }
 
 // Until the operations among `requests` (MPI_REQUEST_NULL and others' skipped) complete, in
@@ -292,18 +304,30 @@ void waitUntil(Done done) {
 void awaitOperations(const MPI_Request* requests, int n) {
   Engine& e = engine();
   if (e.liveRequests.load(std::memory_order_relaxed) == 0 || n <= 0 || !requests) return;
-  std::vector<Operation*> ops;
+  // Up to kFew without the heap (MPI_Wait's one, most Waitall arrays).
+  constexpr int kFew = 16;
+  Operation* few[kFew];
+  std::vector<Operation*> many;
+  int found = 0;
   {
     std::lock_guard lock(e.requestsLock);
     for (int i = 0; i < n; ++i) {
       if (requests[i] == MPI_REQUEST_NULL) continue;
       const auto it = e.requests.find(requests[i]);
-      if (it != e.requests.end()) ops.push_back(it->second);
+      if (it == e.requests.end()) continue;
+      if (found < kFew) {
+        few[found] = it->second;
+      } else {
+        if (many.empty()) many.assign(few, few + kFew);
+        many.push_back(it->second);
+      }
+      ++found;
     }
   }
+  Operation* const* ops = found <= kFew ? few : many.data();
   waitUntil([&] {
-    for (const Operation* op : ops)
-      if (!op->complete.load(std::memory_order_acquire)) return false;
+    for (int i = 0; i < found; ++i)
+      if (!ops[i]->complete.load(std::memory_order_acquire)) return false;
     return true;
   });
 }
@@ -351,11 +375,12 @@ void stopNonblockingEngine() {
 }
 
 int startOperation(CommState& state, MPI_Comm comm, std::function<int()> body, MPI_Request* request,
-                   std::optional<FusionPart> part) {
+                   std::optional<FusionPart> part, void* deviceContext) {
   auto* op = new Operation();
   op->comm = comm;
   op->body = std::move(body);
   op->part = part;
+  op->deviceContext = deviceContext;
   const int rc =
       PMPI_Grequest_start(&queryOperation, &freeOperation, &cancelOperation, op, &op->request);
   if (rc != MPI_SUCCESS) {

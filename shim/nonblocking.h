@@ -53,8 +53,10 @@ void stopNonblockingEngine();
 // Starts the nonblocking collective `body` (which returns its MPI error code) on `state`'s
 // communicator `comm`, after those already started on it; *request becomes its generalized
 // request. An MPI error code (the operation is not started where it is not MPI_SUCCESS).
+// `deviceContext` (DeviceMemory::context() at the call; null: none) is made current on whichever
+// thread runs the operation, for as long as it runs there.
 int startOperation(CommState& state, MPI_Comm comm, std::function<int()> body, MPI_Request* request,
-                   std::optional<FusionPart> part = std::nullopt);
+                   std::optional<FusionPart> part = std::nullopt, void* deviceContext = nullptr);
 
 // Inside an operation's body: the fusable parts queued right after it on `state`, with its key,
 // as long as their bytes with `bytes` fit in `limit` (local: the ranks agree on how many to take).

@@ -23,8 +23,9 @@
 namespace overpass::shim {
 
 namespace {
-thread_local bool tInside = false;
-}
+// The model: see common/fiber.cc's tCurrent.
+__attribute__((tls_model("initial-exec"))) thread_local bool tInside = false;
+}  // namespace
 
 __attribute__((noinline)) bool ReentryGuard::active() {
   return tInside;

@@ -41,20 +41,28 @@ Status ShmChannel::sync(int from) {
   return s;
 }
 
+// Polls between two looks at the clock for the liveness check.
+constexpr unsigned kPollsPerClock = 64;
+
 Status ShmChannel::waitFor(int from, std::uint64_t round) {
   int spins = 0;
+  unsigned polls = 0;
   Clock::time_point lastCheck{};
   const int first = from == kAll ? 0 : from, last = from == kAll ? size_ - 1 : from;
   const bool inFiber = Fiber::inside();
   for (int q = first; q <= last; ++q) {
     ShmArena::Control& c = arena_.control(q);
     while (c.round.load(std::memory_order_acquire) < round) {
-      if (spins < spins_ && !inFiber) {
+      if (spins < spins_ && (!inFiber || eagerWait())) {
         ++spins;
         cpuRelax();
         continue;
       }
       idle(true);  // common/progress.h: a fiber yields at once
+      // Resumed: where by a wait for this operation, it may poll a while again.
+      if (inFiber) spins = 0;
+      // The clock (tens of ns) only now and then: a fiber comes back here at every pass.
+      if (++polls % kPollsPerClock != 0) continue;
       const Clock::time_point now = Clock::now();
       if (lastCheck == Clock::time_point{}) lastCheck = now;
       if (now - lastCheck < std::chrono::milliseconds(50)) continue;

@@ -6,6 +6,7 @@
 //   - every device reduction kernel (type x op) against the host kernels, bit for bit;
 //   - the float-sum kernel's bandwidth against a device-to-device copy (goal: >= 80%);
 //   - the staging pipeline on real CUDA lanes against staging whole buffers;
+//   - copies on a thread that never used CUDA, with another thread's context made current;
 //   - allreduce, bcast and alltoall on device buffers of 4 ranks (processes sharing the GPU)
 //     through CUDA IPC, checked and timed against staging by hand (tools/gpu_check_ipc.h).
 #include <cuda_runtime_api.h>
@@ -20,6 +21,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "gpu/memory.h"
@@ -239,6 +241,28 @@ void pipeline(DeviceMemory& m) {
   cudaFree(out);
 }
 
+// A nonblocking collective on device buffers may run on a thread that never used CUDA (Overpass's
+// progress thread): it takes the posting thread's context along (DeviceMemory::setContext).
+void contexts(DeviceMemory& m) {
+  void* context = m.context();
+  const std::size_t bytes = std::size_t{1} << 20;
+  void* dev = nullptr;
+  cuda(cudaMalloc(&dev, bytes), "cudaMalloc");
+  std::vector<unsigned char> host(bytes, 7), back(bytes, 0);
+  bool bare = false, copied = false, restored = false;
+  std::thread([&] {
+    bare = m.context() == nullptr;
+    void* previous = m.setContext(context);
+    copied = m.fromHost(dev, host.data(), bytes) == Status::kOk &&
+             m.toHost(back.data(), dev, bytes) == Status::kOk && back == host;
+    restored = m.setContext(previous) == context && m.context() == nullptr;
+  }).join();
+  check(context != nullptr && bare, "a new thread: no current CUDA context");
+  check(copied, "copies on that thread with the posting thread's context");
+  check(restored, "its own (no) context restored after");
+  cudaFree(dev);
+}
+
 constexpr int kExitUsage = 2;
 constexpr int kMaxRanks = 64;
 constexpr unsigned long long kMinBytes = 4096, kMaxBytes = 1ULL << 40;
@@ -343,6 +367,7 @@ int main(int argc, char** argv) {
   kernels(*m);
   bandwidth(*m);
   pipeline(*m);
+  contexts(*m);
   std::fflush(stdout);
   check(overpass::gpucheck::runIpc(argv[0], ranks, false, maxBytes) == 0,
         "device collectives through CUDA IPC: results");
