@@ -300,8 +300,7 @@ int startStagedPmpi(CommState& state, Call& call, const Memory& memory) {
     const int rc = waitInOperation(&staged->inner);
     return rc == MPI_SUCCESS ? staged->staging.finish() : rc;
   };
-  rc = startOperation(state, call.comm, std::move(body), call.request, std::nullopt,
-                      deviceMemory()->context());
+  rc = startOperation(state, call, std::move(body), std::nullopt, deviceMemory()->context());
   return rc == MPI_SUCCESS ? rc : raiseError(call.comm, rc);
 }
 
@@ -462,7 +461,7 @@ int startInOperation(CommState& state, const Call& call, const Algorithm& algori
     if (timed) record(call, &shape, used, reason, memory, start);
     return *rc;
   };
-  const int rc = startOperation(state, call.comm, std::move(body), call.request, part,
+  const int rc = startOperation(state, call, std::move(body), part,
                                 host ? deviceMemory()->context() : nullptr);
   return rc == MPI_SUCCESS ? rc : raiseError(call.comm, rc);
 }

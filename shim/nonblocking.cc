@@ -22,14 +22,20 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "gpu/memory.h"
+#include "shim/call.h"
 #include "shim/comm_state.h"
 #include "shim/runtime.h"
+#include "shim/watchdog.h"
 
 namespace overpass::shim {
 
 // One nonblocking collective: its fiber, and the generalized request the application holds.
 struct Operation {
   MPI_Comm comm = MPI_COMM_NULL;  // the application's, for errors
+  // For the watchdog while a thread waits for it: the collective, and the communicator's key on
+  // the progress board with the call's number on it (shim/watchdog.h).
+  int what = -1;
+  std::uint64_t boardKey = 0, callNumber = 0;
   std::function<int()> body;
   std::optional<FusionPart> part;  // where it may fuse with its neighbours
   bool absorbed = false;           // served by the operation before it (absorb())
@@ -325,6 +331,13 @@ void awaitOperations(const MPI_Request* requests, int n) {
     }
   }
   Operation* const* ops = found <= kFew ? few : many.data();
+  // Watched (OVERPASS_TIMEOUT) as the blocking call would be, as the first one still running.
+  const Operation* first = nullptr;
+  for (int i = 0; i < found && !first; ++i)
+    if (!ops[i]->complete.load(std::memory_order_acquire)) first = ops[i];
+  if (!first) return;
+  WatchedCall watch(first->what, first->comm);
+  if (watch.active() && first->boardKey) watch.identify(first->boardKey, first->callNumber);
   waitUntil([&] {
     for (int i = 0; i < found; ++i)
       if (!ops[i]->complete.load(std::memory_order_acquire)) return false;
@@ -374,10 +387,13 @@ void stopNonblockingEngine() {
   e.hooked = false;
 }
 
-int startOperation(CommState& state, MPI_Comm comm, std::function<int()> body, MPI_Request* request,
+int startOperation(CommState& state, const Call& call, std::function<int()> body,
                    std::optional<FusionPart> part, void* deviceContext) {
   auto* op = new Operation();
-  op->comm = comm;
+  op->comm = call.comm;
+  op->what = static_cast<int>(call.coll);
+  op->boardKey = state.boardKey;
+  op->callNumber = state.calls;
   op->body = std::move(body);
   op->part = part;
   op->deviceContext = deviceContext;
@@ -387,7 +403,7 @@ int startOperation(CommState& state, MPI_Comm comm, std::function<int()> body, M
     delete op;
     return rc;
   }
-  *request = op->request;
+  *call.request = op->request;
   Engine& e = engine();
   {
     std::lock_guard lock(e.requestsLock);

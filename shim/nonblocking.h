@@ -29,6 +29,7 @@
 namespace overpass::shim {
 
 struct CommState;
+struct Call;
 
 // An operation that may be served together with the ones queued right after it (OVERPASS_FUSION,
 // shim/dispatch.cc): those with an equal key, in order, each with its bytes, input and output.
@@ -50,12 +51,12 @@ void startNonblockingEngine(bool thread, bool oversubscribed);
 // Completes every outstanding operation and unhooks. At finalize, while collectives still work.
 void stopNonblockingEngine();
 
-// Starts the nonblocking collective `body` (which returns its MPI error code) on `state`'s
-// communicator `comm`, after those already started on it; *request becomes its generalized
+// Starts `body` (which returns its MPI error code), the nonblocking collective `call`, on
+// `state`'s communicator after those already started on it; *call.request becomes its generalized
 // request. An MPI error code (the operation is not started where it is not MPI_SUCCESS).
 // `deviceContext` (DeviceMemory::context() at the call; null: none) is made current on whichever
 // thread runs the operation, for as long as it runs there.
-int startOperation(CommState& state, MPI_Comm comm, std::function<int()> body, MPI_Request* request,
+int startOperation(CommState& state, const Call& call, std::function<int()> body,
                    std::optional<FusionPart> part = std::nullopt, void* deviceContext = nullptr);
 
 // Inside an operation's body: the fusable parts queued right after it on `state`, with its key,

@@ -4,7 +4,7 @@
 
    check_timeout COLLECTIVE BYTES MODE [COMM]
      COLLECTIVE  allreduce, bcast, reduce, allgather, alltoall, gather, scatter, barrier,
-                 reduce_scatter_block
+                 reduce_scatter_block, iallreduce (MPI_Iallreduce then MPI_Wait)
      BYTES       bytes per rank (per block for the block collectives)
      MODE        skip: the last rank sleeps instead of calling the second collective;
                  stop: it stops itself (SIGSTOP) before the second collective;
@@ -35,6 +35,11 @@ static int call(const char* coll, int* send, int* recv, int count, MPI_Comm comm
   if (!strcmp(coll, "scatter"))
     return MPI_Scatter(send, count, MPI_INT, recv, count, MPI_INT, 0, comm);
   if (!strcmp(coll, "barrier")) return MPI_Barrier(comm);
+  if (!strcmp(coll, "iallreduce")) { /* the wait is watched: the post returns at once */
+    MPI_Request request;
+    MPI_Iallreduce(send, recv, count, MPI_INT, MPI_SUM, comm, &request);
+    return MPI_Wait(&request, MPI_STATUS_IGNORE);
+  }
   if (!strcmp(coll, "reduce_scatter_block"))
     return MPI_Reduce_scatter_block(send, recv, count, MPI_INT, MPI_SUM, comm);
   fprintf(stderr, "check_timeout: unknown collective '%s'\n", coll);
