@@ -103,16 +103,13 @@ void switchTo(void** save, void* next) {
 // A new fiber's stack as overpass_fiber_switch expects to find it: the control words, six zero
 // registers and the address to return to (`entry`), whose own frame then starts 16-byte aligned
 // less the return address the ABI expects (zero: entry never returns).
-void* initialStack(void* top, void (*entry)()) {
+void* initialStack(void* top, void (*entry)(), const Fiber::FloatControl& start) {
   auto* sp = static_cast<std::uint64_t*>(top);
   *--sp = 0;                                       // entry's return address: none
   *--sp = reinterpret_cast<std::uint64_t>(entry);  // where the first switch returns to
   for (int i = 0; i < 6; ++i) *--sp = 0;           // rbp, rbx, r12-r15
-  std::uint32_t mxcsr = 0;
-  std::uint16_t fcw = 0;
-  asm volatile("stmxcsr %0" : "=m"(mxcsr));
-  asm volatile("fnstcw %0" : "=m"(fcw));
-  *--sp = static_cast<std::uint64_t>(mxcsr) | (static_cast<std::uint64_t>(fcw) << 32);
+  const Fiber::FloatControl fp = start.valid ? start : Fiber::floatControl();
+  *--sp = static_cast<std::uint64_t>(fp.mxcsr) | (static_cast<std::uint64_t>(fp.fcw) << 32);
   return sp;
 }
 
@@ -130,7 +127,24 @@ struct Contexts {
 
 #endif
 
-Fiber::Fiber(std::function<void()> body, std::size_t stackBytes) : body_(std::move(body)) {
+#if defined(__x86_64__)
+Fiber::FloatControl Fiber::floatControl() {
+  FloatControl fp;
+  asm volatile("stmxcsr %0" : "=m"(fp.mxcsr));
+  asm volatile("fnstcw %0" : "=m"(fp.fcw));
+  fp.valid = true;
+  return fp;
+}
+#else
+Fiber::FloatControl Fiber::floatControl() {
+  FloatControl fp;
+  fp.valid = std::fegetenv(&fp.env) == 0;
+  return fp;
+}
+#endif
+
+Fiber::Fiber(std::function<void()> body, std::size_t stackBytes, FloatControl start)
+    : body_(std::move(body)) {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   mapped_ = (stackBytes + page - 1) / page * page + page;
   stack_ = stackPool().take(mapped_);
@@ -145,7 +159,7 @@ Fiber::Fiber(std::function<void()> body, std::size_t stackBytes) : body_(std::mo
   }
   void* top = static_cast<char*>(stack_) + mapped_;
 #if defined(__x86_64__)
-  sp_ = initialStack(top, &Fiber::entry);
+  sp_ = initialStack(top, &Fiber::entry, start);
 #else
   auto* c = new Contexts();
   getcontext(&c->fiber);
@@ -154,6 +168,7 @@ Fiber::Fiber(std::function<void()> body, std::size_t stackBytes) : body_(std::mo
   c->fiber.uc_link = nullptr;
   makecontext(&c->fiber, &Fiber::entry, 0);
   sp_ = c;
+  start_ = start;
   (void)top;
 #endif
 }
@@ -195,6 +210,9 @@ bool Fiber::inside() {
 
 void Fiber::entry() {
   Fiber* self = tCurrent;
+#if !defined(__x86_64__)
+  if (self->start_.valid) std::fesetenv(&self->start_.env);
+#endif
   self->body_();  // the body catches its own exceptions: none may leave a fiber
   self->done_ = true;
   // Back to the thread that resumed it last (callerSp_ is its stack).

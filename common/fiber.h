@@ -9,15 +9,37 @@
 // are not inlined (shim/runtime.h, ReentryGuard; common/progress.h, noteProgress).
 #pragma once
 
+#include <cfenv>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace overpass {
 
+// The floating-point control state a fiber starts with: rounding mode, exception masks and (on
+// x86-64) flush-to-zero. A fiber keeps its own across switches; it starts with the one given
+// to it, taken by Fiber::floatControl() where the work was handed over (a nonblocking collective's
+// call), else with that of the thread that constructs it.
+struct FiberFloatControl {
+#if defined(__x86_64__)
+  std::uint32_t mxcsr = 0;
+  std::uint16_t fcw = 0;
+#else
+  std::fenv_t env{};
+#endif
+  bool valid = false;
+};
+
 class Fiber {
  public:
+  // The floating-point control state a fiber starts with (FiberFloatControl above); the calling
+  // thread's.
+  using FloatControl = FiberFloatControl;
+  static FloatControl floatControl();
+
   // A fiber that will run `body` on a stack of `stackBytes` (a guard page below it).
-  Fiber(std::function<void()> body, std::size_t stackBytes = kDefaultStack);
+  Fiber(std::function<void()> body, std::size_t stackBytes = kDefaultStack,
+        FloatControl start = {});
   ~Fiber();
   Fiber(const Fiber&) = delete;
   Fiber& operator=(const Fiber&) = delete;
@@ -44,6 +66,9 @@ class Fiber {
   void* callerSp_ = nullptr;  // the resumer's, while it runs
   Fiber* outer_ = nullptr;    // the fiber that resumed this one (fibers may nest), or null
   bool done_ = false;
+#if !defined(__x86_64__)
+  FloatControl start_;  // applied by entry()
+#endif
 };
 
 }  // namespace overpass

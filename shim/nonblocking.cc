@@ -37,10 +37,11 @@ struct Operation {
   int what = -1;
   std::uint64_t boardKey = 0, callNumber = 0;
   std::function<int()> body;
-  std::optional<FusionPart> part;  // where it may fuse with its neighbours
-  bool absorbed = false;           // served by the operation before it (absorb())
-  std::unique_ptr<Fiber> fiber;    // from the start of its turn on the communicator
-  void* deviceContext = nullptr;   // made current while it runs (DeviceMemory::setContext)
+  std::optional<FusionPart> part;    // where it may fuse with its neighbours
+  bool absorbed = false;             // served by the operation before it (absorb())
+  std::unique_ptr<Fiber> fiber;      // from the start of its turn on the communicator
+  void* deviceContext = nullptr;     // made current while it runs (DeviceMemory::setContext)
+  Fiber::FloatControl floatControl;  // the calling thread's, which its fiber starts with
   MPI_Request request = MPI_REQUEST_NULL;
   int rc = MPI_SUCCESS;
   // Held by the engine until the operation completes and by the request until MPI frees it.
@@ -134,17 +135,19 @@ int cancelOperation(void*, int) {
 bool resume(Operation& op) {
   if (!op.fiber) {
     try {
-      op.fiber = std::make_unique<Fiber>([&op] {
-        try {
-          op.rc = op.body();
-        } catch (const std::bad_alloc&) {
-          OVERPASS_ERROR("nonblocking collective: out of memory");
-          op.rc = MPI_ERR_NO_MEM;
-        } catch (const std::exception& e) {
-          OVERPASS_ERROR("nonblocking collective: internal error: %s", e.what());
-          op.rc = MPI_ERR_INTERN;
-        }
-      });
+      op.fiber = std::make_unique<Fiber>(
+          [&op] {
+            try {
+              op.rc = op.body();
+            } catch (const std::bad_alloc&) {
+              OVERPASS_ERROR("nonblocking collective: out of memory");
+              op.rc = MPI_ERR_NO_MEM;
+            } catch (const std::exception& e) {
+              OVERPASS_ERROR("nonblocking collective: internal error: %s", e.what());
+              op.rc = MPI_ERR_INTERN;
+            }
+          },
+          Fiber::kDefaultStack, op.floatControl);
     } catch (const std::exception&) {  // no stack for it: it fails, its peers' error shows
       OVERPASS_ERROR("nonblocking collective: no memory for its fiber");
       op.rc = MPI_ERR_NO_MEM;
@@ -397,6 +400,7 @@ int startOperation(CommState& state, const Call& call, std::function<int()> body
   op->body = std::move(body);
   op->part = part;
   op->deviceContext = deviceContext;
+  op->floatControl = Fiber::floatControl();
   const int rc =
       PMPI_Grequest_start(&queryOperation, &freeOperation, &cancelOperation, op, &op->request);
   if (rc != MPI_SUCCESS) {

@@ -72,6 +72,27 @@ TEST(Fiber, NestsAndKeepsTheCallersFloatingPointMode) {
   EXPECT_EQ(std::fegetround(), mode);
 }
 
+// A nonblocking collective's fiber reduces with the rounding mode of the thread that called it,
+// whichever thread (the progress thread) first resumes it.
+TEST(Fiber, StartsWithTheFloatingPointControlItIsGiven) {
+  const int mode = std::fegetround();
+  Fiber::FloatControl upward;
+  std::thread([&] {
+    std::fesetround(FE_UPWARD);
+    upward = Fiber::floatControl();
+  }).join();
+  ASSERT_TRUE(upward.valid);
+  int inside = -1, given = -1;
+  Fiber plain([&] { inside = std::fegetround(); });
+  Fiber f([&] { given = std::fegetround(); }, Fiber::kDefaultStack, upward);
+  plain.resume();
+  f.resume();
+  EXPECT_EQ(inside, mode);  // none given: the constructing thread's
+  EXPECT_EQ(given, FE_UPWARD);
+  EXPECT_EQ(std::fegetround(), mode);  // the resumer's own, back after the switch
+  EXPECT_NE(mode, FE_UPWARD);
+}
+
 TEST(Fiber, DeepStacksAndExceptionsCaughtInside) {
   bool caught = false;
   Fiber f([&] {
