@@ -44,6 +44,10 @@
  *   "gradient fusion" pattern), and variants (in place, other completions, varied sizes, 1024 tiny
  *   ones).
  *
+ * fresh: communicators used only with nonblocking calls (a duplicate, a split): MPI_Iallreduce,
+ *   some with a user-defined operation, and once an MPI_Comm_dup of the communicator while they
+ *   are outstanding; every result against PMPI_Allreduce.
+ *
  * fusion (not part of all; run with OVERPASS_DETERMINISTIC=1 and OVERPASS_FUSION): bursts of
  *   MPI_Iallreduce of real-valued doubles and floats of varied lengths, posted with pauses that
  *   differ from rank to rank, then MPI_Waitall: every result bitwise the serial rank-order sum.
@@ -1481,6 +1485,55 @@ static void mode_many(void) {
   many(&g_comms[2], 256, 1024, 1, 1, W_TESTSOME, 0);
 }
 
+/* ---- mode fresh ------------------------------------------------------------------------------ */
+
+static void sum_by_hand(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  for (int i = 0; i < *len; ++i) ((int*)inout)[i] += ((const int*)in)[i];
+}
+
+/* Communicators used only with nonblocking calls (a duplicate, a split): twelve MPI_Iallreduce
+   on each, some with a user-defined operation, and once an MPI_Comm_dup of the communicator
+   while they are outstanding; every result against PMPI_Allreduce. */
+static void mode_fresh(void) {
+  phase("fresh");
+  MPI_Op by_hand;
+  MPI_Op_create(sum_by_hand, 1, &by_hand);
+  enum { kCalls = 12, kCount = 1000 };
+  int* in = malloc(sizeof(int) * kCalls * kCount);
+  int* out = malloc(sizeof(int) * kCalls * kCount);
+  int* ref = malloc(sizeof(int) * kCount);
+  for (int round = 0; round < 6; ++round) {
+    MPI_Comm comm, extra = MPI_COMM_NULL;
+    if (round % 2 == 0)
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    else
+      MPI_Comm_split(MPI_COMM_WORLD, g_wrank % 2, g_wsize - g_wrank, &comm);
+    MPI_Request req[kCalls];
+    for (int c = 0; c < kCalls; ++c) {
+      for (int i = 0; i < kCount; ++i) in[c * kCount + i] = (g_wrank + 1) * (i + 1) + c + round;
+      /* Call 4 (c = 3) would end a communicator's warm-up (OVERPASS_COMM_WARMUP). */
+      const MPI_Op op = c % 3 == 1 ? by_hand : MPI_SUM;
+      const int count = c == 3 && round >= 4 ? 1 : kCount; /* tiny or larger set-up calls */
+      MPI_Iallreduce(in + c * kCount, out + c * kCount, count, MPI_INT, op, comm, &req[c]);
+      if (c == 3 && round == 2) MPI_Comm_dup(comm, &extra);
+    }
+    MPI_Waitall(kCalls, req, MPI_STATUSES_IGNORE);
+    for (int c = 0; c < kCalls; ++c) {
+      const int count = c == 3 && round >= 4 ? 1 : kCount;
+      PMPI_Allreduce(in + c * kCount, ref, count, MPI_INT, MPI_SUM, comm);
+      expect(memcmp(ref, out + c * kCount, sizeof(int) * (size_t)count) == 0,
+             "fresh round %d call %d: result differs from PMPI_Allreduce's", round, c);
+    }
+    if (extra != MPI_COMM_NULL) MPI_Comm_free(&extra);
+    MPI_Comm_free(&comm);
+  }
+  MPI_Op_free(&by_hand);
+  free(in);
+  free(out);
+  free(ref);
+}
+
 /* ---- mode fusion ----------------------------------------------------------------------------- */
 
 /* Run with OVERPASS_DETERMINISTIC=1 and OVERPASS_FUSION: `calls` MPI_Iallreduce (MPI_SUM) of
@@ -1642,11 +1695,13 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "progress")) mode_progress(argc > 2 ? atoi(argv[2]) : -1);
   if (!strcmp(mode, "many")) mode_many();
   if (!strcmp(mode, "fusion")) mode_fusion();
+  if (!strcmp(mode, "fresh")) mode_fresh();
   if (!all && strcmp(mode, "colls") && strcmp(mode, "completion") && strcmp(mode, "order") &&
-      strcmp(mode, "progress") && strcmp(mode, "many") && strcmp(mode, "fusion")) {
+      strcmp(mode, "progress") && strcmp(mode, "many") && strcmp(mode, "fusion") &&
+      strcmp(mode, "fresh")) {
     if (g_wrank == 0)
       fprintf(stderr,
-              "usage: check_nonblocking [all|colls|completion|order|progress|many|fusion|"
+              "usage: check_nonblocking [all|colls|completion|order|progress|many|fusion|fresh|"
               "cancel|free] [return]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
