@@ -157,7 +157,7 @@ def main():
         check_help(mpi + ["--help"], ["--minbytes", "--maxbytes", "--stepfactor", "--coll",
                                       "allgatherv", "exscan", "--counts", "half-zero",
                                       "--nonblocking", "--overlap", "--test-during-compute",
-                                      "--burst"], env, marks)
+                                      "--burst", "--sync-each"], env, marks)
         for args, name in [(["-b", "abc"], "'abc'"), (["-e", "0"], "--maxbytes 0"),
                            (["-f", "1"], "--stepfactor"), (["--coll", "foo"], "'foo'"),
                            (["--coll", "scan,gatherv,foo"], "'scan,gatherv,foo'"),
@@ -167,6 +167,7 @@ def main():
                            (["--test-during-compute", "2"], "--test-during-compute"),
                            (["--overlap", "--burst", "4"], "--burst"),
                            (["--nonblocking", "--overlap"], "--overlap"),
+                           (["--sync-each", "--overlap"], "--sync-each"),
                            (["--burst", "256"], "--burst 256 x --maxbytes 32M")]:
             check_bad(mpi + args, [name], env, marks)
 

@@ -724,6 +724,7 @@ struct Options {
   bool overlap = false;        // --overlap: MPI_I<coll>, a computation, MPI_Wait
   int testsDuringCompute = 0;  // --test-during-compute: MPI_Test calls within the computation
   int burst = 0;               // --burst: calls posted before one MPI_Waitall (0: not)
+  bool syncEach = false;       // --sync-each: a PMPI_Barrier before every timed call
 };
 
 std::size_t lastLevelCacheBytes() {
@@ -1277,7 +1278,12 @@ Timing Bench::timeCalls(Body&& body) {
   // The benchmark's own synchronisation and bookkeeping call the MPI library directly (PMPI), so
   // that preloading an interposer changes only the calls being measured.
   Timing t;
-  t.iters = itersPerBatch(body);
+  // --sync-each: the calibration counts the barrier with the call (it fills the budget too).
+  auto synced = [&] {
+    PMPI_Barrier(kComm);
+    return body();
+  };
+  t.iters = o_.syncEach ? itersPerBatch(synced) : itersPerBatch(body);
   const std::size_t batches = static_cast<std::size_t>(o_.batches);
   // --netdev: the counters are read once every rank has finished the calls before (a barrier),
   // and again once every rank has finished the timed ones.
@@ -1292,10 +1298,20 @@ Timing Bench::timeCalls(Body&& body) {
   double total = 0;
   for (std::size_t batch = 0; batch < batches; ++batch) {
     PMPI_Barrier(kComm);
-    double part = 0;
-    const double start = MPI_Wtime();
-    for (int i = 0; i < t.iters; ++i) part += body();
-    const double elapsed = MPI_Wtime() - start;
+    double part = 0, elapsed = 0;
+    if (o_.syncEach) {
+      // Every call starts with all ranks at the line; only the call itself is timed.
+      for (int i = 0; i < t.iters; ++i) {
+        PMPI_Barrier(kComm);
+        const double start = MPI_Wtime();
+        part += body();
+        elapsed += MPI_Wtime() - start;
+      }
+    } else {
+      const double start = MPI_Wtime();
+      for (int i = 0; i < t.iters; ++i) part += body();
+      elapsed = MPI_Wtime() - start;
+    }
     t.perCall[batch] = elapsed / t.iters;
     t.partPerCall[batch] = part / t.iters;
     total += elapsed;
@@ -1541,6 +1557,8 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
         o_.timeBudget, o_.batches);
   else if (o_.batches > 1)
     std::printf("# timing: %d batches of %d calls per size and mode\n", o_.batches, o_.iters);
+  if (o_.syncEach)
+    std::printf("# every timed call after a PMPI_Barrier (--sync-each), its own time only\n");
   if (o_.cold)
     std::printf("# buffers cold: rotating over 2 x %zu MiB per rank  memory %s\n",
                 pool_.capacity() / kKiB / kKiB, o_.memory.c_str());
@@ -1649,6 +1667,7 @@ void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c) {
       {"slowest_us", c.slowestUs},
       {"iters", c.iters},
       {"batches", o_.batches},
+      {"sync_each", o_.syncEach},
       {"algbw", c.algbw},
       {"busbw", c.busbw},
       {"np", np_},
@@ -1884,6 +1903,13 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
                  "-e 4K, one allreduce per layer of a naive data-parallel training step")
       ->check(CLI::Range(1, 1 << 20))
       ->excludes(nonblocking)
+      ->excludes(overlap);
+
+  app.add_flag("--sync-each", o.syncEach,
+               "A barrier of the MPI library itself (PMPI_Barrier, which Overpass does not "
+               "serve) before every timed call, outside its time: each call starts with every "
+               "rank at the line, as a call after a phase of the application's own does; a "
+               "rank's time is then the mean of its calls' own times (--json: sync_each)")
       ->excludes(overlap);
 
   try {

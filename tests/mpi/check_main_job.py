@@ -72,6 +72,21 @@ def check_sizes(a, failures):
     for row in rows:
         if not (row["slowest_us"] > 0 and row["iters"] >= 1 and row["batches"] == 3):
             failures.append(f"row without a slowest-rank time: {row}")
+        if row.get("sync_each") is not False:
+            failures.append(f"sync_each not false by default: {row}")
+    # --sync-each: a barrier before every timed call, said in the header and the JSON.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        r = run([a.mpiexec, "-np", str(a.np), a.bench, "-b", "8", "-e", "32K", "-f", "8",
+                 "-n", "20", "-w", "1", "--batches", "2", "--sync-each", "--json", out])
+        rows = json.load(open(out)) if r.returncode == 0 else []
+    if r.returncode != 0:
+        failures.append(f"overpass-bench --sync-each exited {r.returncode}")
+    if "# every timed call after a PMPI_Barrier (--sync-each)" not in r.stdout:
+        failures.append("--sync-each: no line in the header")
+    if len(rows) != 5 or not all(row["sync_each"] is True and row["slowest_us"] > 0 and
+                                 row["wrong"] == 0 for row in rows):
+        failures.append(f"--sync-each: rows {rows}")
 
 
 def check_demo(a, failures):
