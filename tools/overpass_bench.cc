@@ -1021,9 +1021,12 @@ std::int64_t Bench::checkCalls(const Call& k, const Shape& s, int calls) {
   auto stage = [&] {
     switch (k.coll) {
       case Coll::kAllreduce:
+      case Coll::kScan:
+      case Coll::kExscan:
       case Coll::kAlltoall:
       case Coll::kReduceScatterBlock: {
-        const std::size_t in = k.coll == Coll::kAllreduce ? c : c * n;
+        const bool blocks = k.coll == Coll::kAlltoall || k.coll == Coll::kReduceScatterBlock;
+        const std::size_t in = blocks ? c * n : c;
         const std::size_t out = k.coll == Coll::kAlltoall ? c * n : c;
         if (k.inPlace) {
           stageRecv(in, mine);
@@ -1087,15 +1090,6 @@ std::int64_t Bench::checkCalls(const Call& k, const Shape& s, int calls) {
         } else {
           stageSend(all);
           stageRecv(k.coll == Coll::kAlltoallv ? all : meCount, blank);
-        }
-        break;
-      case Coll::kScan:
-      case Coll::kExscan:
-        if (k.inPlace) {
-          stageRecv(c, mine);
-        } else {
-          stageSend(c);
-          stageRecv(c, blank);
         }
         break;
     }
