@@ -6,6 +6,52 @@
 #include "shm/stream_copy.h"
 
 namespace overpass {
+namespace {
+
+// Reduce on two ranks above one round: a pipeline. The other rank copies its vector chunk after
+// chunk into its buffers (the two in turn); the root combines each chunk with its own as it
+// arrives, straight into recvbuf, while the next one is copied. Per rank n read and n written
+// (the other), 2n read and n written (the root), against the split's copy in, reduce and the
+// root's copy out of the whole vector (2.5n read and 2n written at the root). Chunks of an
+// eighth of the vector (8 KiB to one buffer) so that copying and combining overlap from the
+// second chunk on. From 128 KiB the chunks are stored around the cache: the root then reads
+// them from memory, faster than out of the other core's cache (np 2, AMD EPYC: 1 MiB 65 us
+// against 123, 256 KiB 21 against 31; 64 KiB 8 against 6).
+constexpr std::size_t kPairStreamAbove = 64 << 10;
+Status pairReduce(const CollArgs& args, ShmChannel& ch, int root, const unsigned char* in,
+                  unsigned char* out) {
+  const std::size_t e = args.bytes / args.count;
+  const std::size_t chunkBytes = std::clamp<std::size_t>(
+      args.bytes / 8, std::min<std::size_t>(8192, ch.bufferBytes()), ch.bufferBytes());
+  const std::size_t chunk = std::max<std::size_t>(1, chunkBytes / e);
+  const int r = ch.rank(), other = 1 - r;
+  const bool stream = args.bytes > kPairStreamAbove;
+  for (std::size_t first = 0; first < args.count; first += chunk) {
+    const std::size_t n = std::min(chunk, args.count - first), at = first * e;
+    if (r != root) {
+      OVERPASS_CHECK(ch.reserve());
+      if (stream)
+        streamCopy(ch.next(), in + at, n * e);
+      else
+        std::memcpy(ch.next(), in + at, n * e);
+      OVERPASS_CHECK(ch.sync(r));  // publishes; waits for nobody
+      continue;
+    }
+    OVERPASS_CHECK(ch.sync(other));
+    unsigned char* theirs = ch.peer(other);  // the root may write there: only it reads it
+    if (root == 1) {
+      reduceInto(theirs, in + at, out + at, n, args.type, args.op, args.user);
+    } else if (in != out) {
+      reduceInto(in + at, theirs, out + at, n, args.type, args.op, args.user);
+    } else {  // in place at rank 0: the result may not be written over the first operand
+      reduceInto(in + at, theirs, theirs, n, args.type, args.op, args.user);
+      std::memcpy(out + at, theirs, n * e);
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace
 
 Status shmReduce(const CollArgs& args, Team& team, int root) {
   const int p = team.size(), r = team.rank();
@@ -36,6 +82,7 @@ Status shmReduce(const CollArgs& args, Team& team, int root) {
     }
     return Status::kOk;
   }
+  if (p == 2 && root != kEveryRank) return pairReduce(args, ch, root, in, out);
   const std::size_t chunk = ch.bufferBytes() / e;  // elements per round
   const bool stream = args.bytes > team.streamAbove;
   auto copyOut = [stream](void* to, const void* from, std::size_t bytes) {

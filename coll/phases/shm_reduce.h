@@ -39,7 +39,9 @@ inline void shmReduceSlice(const CollArgs& args, ShmChannel& ch, std::size_t off
 // every rank copies its chunk in (all but its own slice, which it reads from its send buffer)
 // and reduces its slice of all chunks; round 2, the ranks that need the result copy every
 // finished slice out, around the cache when the result is larger than the rank's share of the
-// last-level cache (`streamAbove`, see shm/stream_copy.h).
+// last-level cache (`streamAbove`, see shm/stream_copy.h). A reduce on two ranks above one
+// round is a pipeline instead: the other rank copies its vector in chunk by chunk, the root
+// combines each chunk with its own into recvbuf as it arrives.
 inline constexpr int kEveryRank = -1;
 inline constexpr std::size_t kShmOneRoundBytes = 4096;
 Status shmReduce(const CollArgs& args, Team& team, int root);

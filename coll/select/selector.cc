@@ -26,10 +26,12 @@ const std::string_view kDefaultTune =
     // The node's shared memory (rules that apply only where the team shares one node; the ones
     // above decide elsewhere), where it was measured faster (docs/PERFORMANCE.md, "Node shared
     // memory"). np 2: allreduce small and very large, small rooted collectives (a one-round flag
-    // exchange), bcast and reduce large.
+    // exchange), bcast large; reduce at every size (the other rank's vector pipelined into the
+    // root's combination: np 2, every call after a barrier, 4 KiB 0.5 us against Open MPI's 2.2,
+    // 32-64 KiB 1.2-1.5x, 256 KiB-4 MiB 1.05-1.4x; docs/PERFORMANCE.md, issue 19).
     "#allreduce:0-16K:np=2:@shm#allreduce:4M-inf:np=2:@shm"
     "#bcast:0-16K:np=2:@shm#bcast:4M-inf:np=2:@shm"
-    "#reduce:0-8K:np=2:@shm#reduce:2M-inf:np=2:@shm"
+    "#reduce:np=2:@shm"
     "#gather:1K-8K:np=2:@shm#scatter:1K-8K:np=2:@shm"
     // np 3-4 on 2 cores, waiting ranks yielding at once ("Small messages when ranks outnumber
     // cores"): allreduce, allgather, reduce_scatter_block and barrier everywhere (np 4, 4 KiB

@@ -401,6 +401,49 @@ TEST(Reductions, RankOrderAlgorithmsGiveTheSerialLeftToRightBits) {
   }
 }
 
+// The shm reduce on two ranks pipelines the other rank's chunks into the root's combination
+// (coll/phases/shm_reduce.cc): each root, in place or not, on a non-commutative operation, over
+// many chunks (the test buffers are 1 KiB).
+TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
+  UserReduce op;
+  op.fn = [](const void* in, void* inout, std::size_t count, void*) {
+    const auto* a = static_cast<const double*>(in);
+    auto* b = static_cast<double*>(inout);
+    for (std::size_t i = 0; i < count; ++i) b[i] = 2 * a[i] - b[i];  // a op b, not b op a
+  };
+  op.commutative = false;
+  op.elementBytes = sizeof(double);
+  const Algorithm* shm = findAlgorithm(Collective::kReduce, "shm");
+  ASSERT_NE(shm, nullptr);
+  const std::size_t n = 1001;  // 8008 bytes: above one round, eight chunks and a partial one
+  auto value = [](int r, std::size_t i) { return static_cast<double>(r * 1000 + i % 97); };
+  for (int root : {0, 1})
+    for (bool inPlace : {false, true}) {
+      std::vector<double> result;
+      runTeam(2, [&](Team& team) {
+        std::vector<double> in(n), out(n, -1);
+        for (std::size_t i = 0; i < n; ++i) in[i] = value(team.rank(), i);
+        if (inPlace && team.rank() == root) out = in;
+        CollArgs a;
+        a.coll = Collective::kReduce;
+        a.count = n;
+        a.bytes = n * sizeof(double);
+        a.type = DataType::kDouble;
+        a.op = ReduceOp::kUser;
+        a.user = &op;
+        a.root = root;
+        a.sendbuf = inPlace && team.rank() == root ? out.data() : in.data();
+        a.recvbuf = team.rank() == root ? out.data() : nullptr;
+        ASSERT_EQ(shm->run(a, team), Status::kOk);
+        if (team.rank() == root) result = out;
+      });
+      ASSERT_EQ(result.size(), n);
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_EQ(result[i], 2 * value(0, i) - value(1, i))
+            << "root " << root << (inPlace ? " in place" : "") << " element " << i;
+    }
+}
+
 // ---- Device algorithms (coll/device/device_ipc.h) on the simulated device ----
 // The ranks are threads of one process; each maps its peers' buffers through simulated IPC (the
 // peer's memory file opened through /proc), as separate processes do.
