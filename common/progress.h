@@ -15,9 +15,11 @@
 
 namespace overpass {
 
-// How many fruitless polls a transport's wait makes before it yields the core between polls:
-// where ranks share cores (or kernel networking needs one), a spinning wait starves the very
-// peer it waits for.
+// How many fruitless polls a wait makes before it yields the core between polls, where a spinning
+// wait would starve the very peer it waits for: the UCX transport's (kernel networking may need
+// the core), and the nonblocking engine's in the MPI library's progress loop where ranks outnumber
+// cores. Overpass's other waits give the core away only where ranks outnumber cores
+// (shm/channel.h says why).
 inline constexpr int kPollsBeforeYield = 256;
 
 // Counts completed waits: for the watchdog, and for the nonblocking engine, which tells a round

@@ -222,8 +222,8 @@ bool advanceRound(int* completed = nullptr) {
 }
 
 // The MPI library's progress loop calls this at every turn (inside MPI_Wait, MPI_Test, MPI_Recv,
-// ...): rounds in which nothing moves give the core away after a while, as Overpass's own waits
-// do, for the peer that may need it.
+// ...): where ranks outnumber cores, rounds in which nothing moves give the core away after a
+// while, for the peer that may need it (elsewhere never: shm/channel.h says why).
 int progressCallback() {
   Engine& e = engine();
   // Inside a fiber (its own MPI calls), the engine runs already: nothing to count either.
@@ -231,8 +231,8 @@ int progressCallback() {
   int completed = 0;
   if (advanceRound(&completed)) {
     e.fruitless.store(0, std::memory_order_relaxed);
-  } else if (e.fruitless.fetch_add(1, std::memory_order_relaxed) >=
-             static_cast<unsigned>(kPollsBeforeYield)) {
+  } else if (e.oversubscribed && e.fruitless.fetch_add(1, std::memory_order_relaxed) >=
+                                     static_cast<unsigned>(kPollsBeforeYield)) {
     sched_yield();
   }
   return completed;
@@ -286,11 +286,10 @@ void idleHook() {
 }
 
 // Until done(), advances the operations as Overpass's blocking collectives wait: polling, giving
-// the core away at once where ranks outnumber cores and after kPollsBeforeYield fruitless polls
-// elsewhere, and running the MPI library's progress engine now and then (the program's own
-// nonblocking calls and transfers that the MPI library serves may be what a peer waits for). The
-// operations it resumes poll a while before they hand the thread back (eagerWait()). Not with the
-// engine's lock held.
+// the core away at once where ranks outnumber cores and never elsewhere, and running the MPI
+// library's progress engine now and then (the program's own nonblocking calls and transfers that
+// the MPI library serves may be what a peer waits for). The operations it resumes poll a while
+// before they hand the thread back (eagerWait()). Not with the engine's lock held.
 template <typename Done>
 void waitUntil(Done done) {
   Engine& e = engine();
@@ -302,7 +301,7 @@ void waitUntil(Done done) {
     }
     ++polls;
     if (e.libraryProgress && polls % kIdlePollsPerLibraryProgress == 0) e.libraryProgress();
-    if (e.oversubscribed || polls > static_cast<unsigned>(kPollsBeforeYield)) sched_yield();
+    if (e.oversubscribed) sched_yield();
   }
   setEagerWait(eager);
 }

@@ -33,11 +33,16 @@ std::string errnoText(const char* what) {
   return std::string(what) + ": " + std::strerror(errno);
 }
 
+// Bytes from one buffer's stamp to the next's.
+std::size_t slotStride(std::size_t bufferBytes) {
+  return roundUp(ShmArena::kStampBytes + bufferBytes, 4096);
+}
+
 }  // namespace
 
 std::size_t ShmArena::layoutBytes(int ranks, std::size_t bufferBytes) {
   const std::size_t buffers = roundUp(controlOffset() + ranks * kLine, 4096);
-  return buffers + static_cast<std::size_t>(ranks) * 2 * roundUp(bufferBytes, 4096);
+  return buffers + static_cast<std::size_t>(ranks) * 2 * slotStride(bufferBytes);
 }
 
 ShmArena::~ShmArena() {
@@ -74,6 +79,7 @@ std::unique_ptr<ShmArena> ShmArena::create(const std::string& name, int ranks,
     Control* c = new (static_cast<unsigned char*>(base) + controlOffset() + r * kLine) Control;
     c->round.store(0, std::memory_order_relaxed);
     c->pid.store(0, std::memory_order_relaxed);
+    for (int which : {0, 1}) new (&arena->stamp(r, which)) std::atomic<std::uint64_t>(0);
   }
   std::atomic_thread_fence(std::memory_order_release);
   return arena;
@@ -113,8 +119,10 @@ std::unique_ptr<ShmArena> ShmArena::anonymous(int ranks, std::size_t bufferBytes
   if (base == MAP_FAILED) throw std::bad_alloc();
   new (base) Header{kMagic, static_cast<std::uint64_t>(ranks), bufferBytes, bytes};
   std::unique_ptr<ShmArena> arena(new ShmArena(base, bytes));
-  for (int r = 0; r < ranks; ++r)
+  for (int r = 0; r < ranks; ++r) {
     new (static_cast<unsigned char*>(base) + controlOffset() + r * kLine) Control{{0}, {0}};
+    for (int which : {0, 1}) new (&arena->stamp(r, which)) std::atomic<std::uint64_t>(0);
+  }
   return arena;
 }
 
@@ -134,10 +142,14 @@ ShmArena::Control& ShmArena::control(int rank) const {
   return *reinterpret_cast<Control*>(base_ + controlOffset() + rank * kLine);
 }
 
-unsigned char* ShmArena::buffer(int rank, int which) const {
+std::atomic<std::uint64_t>& ShmArena::stamp(int rank, int which) const {
   const std::size_t start = roundUp(controlOffset() + ranks() * kLine, 4096);
-  const std::size_t stride = roundUp(bufferBytes(), 4096);
-  return base_ + start + (static_cast<std::size_t>(rank) * 2 + which) * stride;
+  return *reinterpret_cast<std::atomic<std::uint64_t>*>(
+      base_ + start + (static_cast<std::size_t>(rank) * 2 + which) * slotStride(bufferBytes()));
+}
+
+unsigned char* ShmArena::buffer(int rank, int which) const {
+  return reinterpret_cast<unsigned char*>(&stamp(rank, which)) + kStampBytes;
 }
 
 }  // namespace overpass

@@ -1,11 +1,12 @@
 // The node-local shared-memory arena of one communicator: a POSIX shared-memory segment that
 // every rank of a node maps. Layout: a header, one control line per rank (its round counter and
-// pid, each on its own 128-byte line so that ranks polling each other's counters never share a
-// line), then per rank two data buffers of `bufferBytes` (rounds alternate between them; see
-// shm/channel.h). The leader creates and sizes the segment (space reserved up front, so that a
-// full /dev/shm is an error here instead of a SIGBUS later); the others attach by name; the
-// leader unlinks the name as soon as every rank has mapped it, so nothing is left behind however
-// the job ends. No MPI here: the shim exchanges the name.
+// pid, each on its own 128-byte line), then per rank two data buffers of `bufferBytes` (rounds
+// alternate between them; see shm/channel.h), each after a stamp: the round it last carried,
+// which a rank reading the buffer polls, so that a small payload arrives in the same cache line
+// as the news that it is there. The leader creates and sizes the segment (space reserved up front,
+// so that a full /dev/shm is an error here instead of a SIGBUS later); the others attach by name;
+// the leader unlinks the name as soon as every rank has mapped it, so nothing is left behind
+// however the job ends. No MPI here: the shim exchanges the name.
 #pragma once
 
 #include <atomic>
@@ -21,6 +22,8 @@ namespace overpass {
 class ShmArena {
  public:
   static constexpr std::size_t kLine = 128;
+  // Bytes before each data buffer holding its stamp (16: the data stays 16-byte aligned).
+  static constexpr std::size_t kStampBytes = 16;
 
   struct Control {
     std::atomic<std::uint64_t> round;  // the last round this rank has published
@@ -44,7 +47,8 @@ class ShmArena {
   int ranks() const;
   std::size_t bufferBytes() const;
   Control& control(int rank) const;
-  unsigned char* buffer(int rank, int which) const;  // which: 0 or 1
+  unsigned char* buffer(int rank, int which) const;              // which: 0 or 1
+  std::atomic<std::uint64_t>& stamp(int rank, int which) const;  // the buffer's stamp
 
  private:
   ShmArena(void* base, std::size_t bytes)

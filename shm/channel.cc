@@ -27,15 +27,24 @@ bool alive(long pid) {
 
 }  // namespace
 
-ShmChannel::ShmChannel(ShmArena& arena, int rank, long pid, int spins)
-    : arena_(arena), rank_(rank), size_(arena.ranks()), bytes_(arena.bufferBytes()), spins_(spins) {
+ShmChannel::ShmChannel(ShmArena& arena, int rank, long pid, bool crowded)
+    : arena_(arena),
+      rank_(rank),
+      size_(arena.ranks()),
+      bytes_(arena.bufferBytes()),
+      crowded_(crowded) {
+  for (int q = 0; q < size_; ++q)
+    slots_.push_back(
+        {{arena_.buffer(q, 0), arena_.buffer(q, 1)}, {&arena_.stamp(q, 0), &arena_.stamp(q, 1)}});
   arena_.control(rank_).pid.store(pid, std::memory_order_relaxed);
   round_ = arena_.control(rank_).round.load(std::memory_order_relaxed);
 }
 
 Status ShmChannel::sync(int from) {
   ++round_;
-  arena_.control(rank_).round.store(round_, std::memory_order_release);
+  // The stamp is what peers poll; the control line keeps the round for a later channel here.
+  slots_[rank_].stamp[round_ % 2]->store(round_, std::memory_order_release);
+  arena_.control(rank_).round.store(round_, std::memory_order_relaxed);
   const Status s = waitFor(from, round_);
   noteProgress();
   return s;
@@ -51,23 +60,25 @@ Status ShmChannel::waitFor(int from, std::uint64_t round) {
   const int first = from == kAll ? 0 : from, last = from == kAll ? size_ - 1 : from;
   const bool inFiber = Fiber::inside();
   for (int q = first; q <= last; ++q) {
-    ShmArena::Control& c = arena_.control(q);
-    while (c.round.load(std::memory_order_acquire) < round) {
-      if (spins < spins_ && (!inFiber || eagerWait())) {
-        ++spins;
+    // Rank q has published `round` when the stamp of that round's buffer says so (or a later
+    // round of the same buffer): rounds are published in order.
+    std::atomic<std::uint64_t>& stamp = *slots_[q].stamp[round % 2];
+    while (stamp.load(std::memory_order_acquire) < round) {
+      if (!crowded_ && ++spins < kSpins && (!inFiber || eagerWait())) {
         cpuRelax();
         continue;
       }
-      idle(true);  // common/progress.h: a fiber yields at once
-      // Resumed: where by a wait for this operation, it may poll a while again.
-      if (inFiber) spins = 0;
+      // common/progress.h: a fiber hands the thread back; elsewhere the idle hook runs, and the
+      // core goes away only where ranks outnumber cores.
+      idle(crowded_);
+      spins = 0;  // (a fiber resumed by a wait for its operation may poll a while again)
       // The clock (tens of ns) only now and then: a fiber comes back here at every pass.
       if (++polls % kPollsPerClock != 0) continue;
       const Clock::time_point now = Clock::now();
       if (lastCheck == Clock::time_point{}) lastCheck = now;
       if (now - lastCheck < std::chrono::milliseconds(50)) continue;
       lastCheck = now;
-      const long pid = c.pid.load(std::memory_order_relaxed);
+      const long pid = arena_.control(q).pid.load(std::memory_order_relaxed);
       if (!alive(pid)) {
         OVERPASS_ERROR("shared memory: node rank %d (process %ld) has exited", q, pid);
         return Status::kTransportError;
