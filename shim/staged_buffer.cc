@@ -37,6 +37,14 @@ int StagedBuffer::init(const void* buf, std::size_t count, MPI_Datatype type, St
   buf_ = const_cast<void*>(buf);
   count_ = count;
   type_ = type;
+  // A predefined type without holes (the common case) is known without asking the MPI library.
+  if (auto known = reductionType(type); known && dataTypeCategory(*known) != TypeCategory::kPair) {
+    bytes_ = count * dataTypeSize(*known);
+    extent_ = static_cast<MPI_Aint>(dataTypeSize(*known));
+    staged_ = false;
+    data_ = buf_;
+    return MPI_SUCCESS;
+  }
   int size = 0;
   MPI_Aint lb = 0;
   if (int rc = PMPI_Type_size(type, &size); rc != MPI_SUCCESS) return rc;

@@ -1,5 +1,6 @@
 #include "shim/type_map.h"
 
+#include <atomic>
 #include <unordered_map>
 #include <utility>
 
@@ -7,6 +8,7 @@ namespace overpass::shim {
 namespace {
 
 std::unordered_map<MPI_Datatype, DataType> gTypes;
+std::atomic<unsigned> gGeneration{0};  // of gTypes: the per-thread answers below follow it
 
 }  // namespace
 
@@ -84,12 +86,24 @@ void initTypeMap() {
       continue;
     gTypes.emplace(handle, type);
   }
+  gGeneration.fetch_add(1, std::memory_order_release);
 }
 
 std::optional<DataType> reductionType(MPI_Datatype type) {
+  // The last handle each thread asked about (a program tends to repeat its types): a predefined
+  // handle is never freed, so a reused handle is again not predefined and the answer stays true.
+  struct Last {
+    MPI_Datatype type{};
+    unsigned generation = 0;
+    std::optional<DataType> known;
+  };
+  __attribute__((tls_model("initial-exec"))) static thread_local Last last;
+  const unsigned generation = gGeneration.load(std::memory_order_acquire);
+  if (last.type == type && last.generation == generation) return last.known;
   const auto it = gTypes.find(type);
-  if (it == gTypes.end()) return std::nullopt;
-  return it->second;
+  last = {type, generation,
+          it == gTypes.end() ? std::nullopt : std::optional<DataType>(it->second)};
+  return last.known;
 }
 
 std::optional<ReduceOp> translateOp(MPI_Op op) {
