@@ -853,6 +853,8 @@ struct Cell {
   double pureUs = 0;
   double computeUs = 0;
   double overlapPct = 0;
+  // --sync-each: the median and 99th percentile over the calls of each call's slowest rank.
+  double callP50Us = 0, callP99Us = 0;
 };
 
 // One rank's timed calls: per batch the seconds per call, in all and in the part the timed body
@@ -861,7 +863,10 @@ struct Timing {
   int iters = 0;  // calls per batch
   std::vector<double> perCall;
   std::vector<double> partPerCall;
-  double mean = 0;                 // seconds per call over all batches
+  double mean = 0;  // seconds per call over all batches
+  // --sync-each, at rank 0: over every timed call, the median and 99th percentile of the slowest
+  // rank's time of that call (seconds).
+  double callP50 = 0, callP99 = 0;
   std::vector<LinkCounters> link;  // --netdev, at rank 0: per host, per call
 };
 
@@ -1185,6 +1190,15 @@ double median(std::vector<double> v) {
   return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 }
 
+// The q-th quantile (0 < q <= 1) by the nearest rank: the smallest value with a share q of the
+// values at or below it.
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto at = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::clamp<std::size_t>(at, 1, v.size()) - 1];
+}
+
 // The largest value of each element over the ranks, on every rank (per batch: the slowest rank's).
 std::vector<double> maxOverRanks(std::vector<double> v) {
   PMPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, kComm);
@@ -1289,6 +1303,8 @@ Timing Bench::timeCalls(Body&& body) {
   }
   t.perCall.resize(batches);
   t.partPerCall.resize(batches);
+  std::vector<double> own;  // --sync-each: every timed call's time on this rank
+  if (o_.syncEach) own.reserve(static_cast<std::size_t>(t.iters) * batches);
   double total = 0;
   for (std::size_t batch = 0; batch < batches; ++batch) {
     PMPI_Barrier(kComm);
@@ -1299,7 +1315,8 @@ Timing Bench::timeCalls(Body&& body) {
         PMPI_Barrier(kComm);
         const double start = MPI_Wtime();
         part += body();
-        elapsed += MPI_Wtime() - start;
+        own.push_back(MPI_Wtime() - start);
+        elapsed += own.back();
       }
     } else {
       const double start = MPI_Wtime();
@@ -1320,6 +1337,13 @@ Timing Bench::timeCalls(Body&& body) {
                          (d.rxPackets - barriers * b.rxPackets) / calls,
                          (d.txBytes - barriers * b.txBytes) / calls,
                          (d.txPackets - barriers * b.txPackets) / calls});
+  }
+  if (o_.syncEach) {
+    std::vector<double> slowest(rank_ == 0 ? own.size() : 0);
+    PMPI_Reduce(own.data(), slowest.data(), static_cast<int>(own.size()), MPI_DOUBLE, MPI_MAX, 0,
+                kComm);
+    t.callP50 = quantile(slowest, 0.5);
+    t.callP99 = quantile(slowest, 0.99);
   }
   t.mean = total / calls;
   return t;
@@ -1344,6 +1368,8 @@ Cell Bench::summarize(Coll coll, double dataBytes, const Timing& t, std::int64_t
   cell.ran = true;
   cell.iters = t.iters;
   cell.link = t.link;
+  cell.callP50Us = t.callP50 * 1e6;
+  cell.callP99Us = t.callP99 * 1e6;
   if (rank_ != 0) return cell;
   std::vector<double> means;
   std::vector<double> slowest(batches, 0.0);
@@ -1552,7 +1578,9 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
   else if (o_.batches > 1)
     std::printf("# timing: %d batches of %d calls per size and mode\n", o_.batches, o_.iters);
   if (o_.syncEach)
-    std::printf("# every timed call after a PMPI_Barrier (--sync-each), its own time only\n");
+    std::printf(
+        "# every timed call after a PMPI_Barrier (--sync-each), its own time only; p50, p99: "
+        "over the calls, the median and 99th percentile of each call's slowest rank\n");
   if (o_.cold)
     std::printf("# buffers cold: rotating over 2 x %zu MiB per rank  memory %s\n",
                 pool_.capacity() / kKiB / kKiB, o_.memory.c_str());
@@ -1611,10 +1639,15 @@ std::vector<Column> Bench::columns() const {
             {"total", "(us)", 10},
             {"overlap", "(%)", 7},
             {"#wrong", "", 7}};
-  return {{"time", o_.burst > 0 ? "(us/burst)" : "(us)", 10},
-          {"algbw", "(GB/s)", 8},
-          {"busbw", "(GB/s)", 8},
-          {"#wrong", "", 7}};
+  std::vector<Column> cols = {{"time", o_.burst > 0 ? "(us/burst)" : "(us)", 10},
+                              {"algbw", "(GB/s)", 8},
+                              {"busbw", "(GB/s)", 8}};
+  if (o_.syncEach) {
+    cols.push_back({"p50", "(us)", 9});
+    cols.push_back({"p99", "(us)", 9});
+  }
+  cols.push_back({"#wrong", "", 7});
+  return cols;
 }
 
 void Bench::printRow(const Call& k, const Shape& s, const std::vector<Cell>& cells) const {
@@ -1625,9 +1658,10 @@ void Bench::printRow(const Call& k, const Shape& s, const std::vector<Cell>& cel
   const std::vector<Column> cols = columns();
   for (const Cell& c : cells) {
     std::printf(" ");
-    const std::vector<double> values =
+    std::vector<double> values =
         o_.overlap ? std::vector<double>{c.pureUs, c.computeUs, c.slowestUs, c.overlapPct}
                    : std::vector<double>{c.timeUs, c.algbw, c.busbw};
+    if (o_.syncEach) values.insert(values.end(), {c.callP50Us, c.callP99Us});
     for (std::size_t i = 0; i < cols.size(); ++i) {
       const int w = cols[i].width;
       if (!c.ran)
@@ -1682,6 +1716,10 @@ void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c) {
     r["test_calls"] = o_.testsDuringCompute;
   }
   if (form == Form::kBurst) r["burst"] = o_.burst;  // the times are per burst
+  if (o_.syncEach) {
+    r["call_p50_us"] = c.callP50Us;
+    r["call_p99_us"] = c.callP99Us;
+  }
   if (!o_.netdev.empty()) {
     nlohmann::json rx = nlohmann::json::array(), rxp = rx, tx = rx, txp = rx;
     for (const LinkCounters& l : c.link) {
@@ -1903,7 +1941,9 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
                "A barrier of the MPI library itself (PMPI_Barrier, which Overpass does not "
                "serve) before every timed call, outside its time: each call starts with every "
                "rank at the line, as a call after a phase of the application's own does; a "
-               "rank's time is then the mean of its calls' own times (--json: sync_each)")
+               "rank's time is then the mean of its calls' own times; columns p50 and p99: over "
+               "the calls, the median and 99th percentile of each call's slowest rank (--json: "
+               "sync_each, call_p50_us, call_p99_us)")
       ->excludes(overlap);
 
   try {

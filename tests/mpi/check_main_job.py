@@ -87,6 +87,15 @@ def check_sizes(a, failures):
     if len(rows) != 5 or not all(row["sync_each"] is True and row["slowest_us"] > 0 and
                                  row["wrong"] == 0 for row in rows):
         failures.append(f"--sync-each: rows {rows}")
+    # Per call, the slowest rank's time: its median and 99th percentile over the 2 x 20 calls.
+    if not all(0 < row.get("call_p50_us", 0) <= row.get("call_p99_us", 0) for row in rows):
+        failures.append(f"--sync-each: no per-call percentiles in {rows}")
+    if not any(line.split()[-3:-1] == ["p50", "p99"] for line in r.stdout.splitlines()
+               if line.startswith("# coll")):
+        failures.append("--sync-each: no p50 and p99 columns")
+    for row in rows:  # in microseconds, as the means: the slowest rank's median call is no less
+        if "call_p50_us" in row and row["call_p50_us"] < row["min_us"] / 10:
+            failures.append(f"--sync-each: a median call far below every rank's mean: {row}")
 
 
 def check_demo(a, failures):
