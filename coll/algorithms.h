@@ -79,6 +79,7 @@ Status exscanRecursiveDoubling(const CollArgs& args, Team& team);
 
 // Through the node's shared-memory channel (team.shm): teams on one node.
 Status allreduceShm(const CollArgs& args, Team& team);
+Status allreduceCma(const CollArgs& args, Team& team);
 Status bcastShm(const CollArgs& args, Team& team);
 Status reduceShm(const CollArgs& args, Team& team);
 Status gatherShm(const CollArgs& args, Team& team);

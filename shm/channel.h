@@ -52,6 +52,12 @@ class ShmChannel {
   Status sync(int from = kAll);
   unsigned char* peer(int q) const { return slots_[q].data[round_ % 2]; }
 
+  // Whether the ranks of this channel may read each other's memory (coll/allreduce/cma.cc), as
+  // they agreed at the first call that asked: the same on every rank.
+  enum class PeerReads { kUnknown, kYes, kNo };
+  PeerReads peerReads() const { return peerReads_; }
+  void setPeerReads(PeerReads agreed) { peerReads_ = agreed; }
+
  private:
   Status waitFor(int from, std::uint64_t round);
 
@@ -67,6 +73,7 @@ class ShmChannel {
   std::size_t bytes_;
   std::uint64_t round_ = 0;
   bool crowded_;
+  PeerReads peerReads_ = PeerReads::kUnknown;
 };
 
 }  // namespace overpass

@@ -138,7 +138,17 @@ def main():
 
         # overpass-membw
         for h in ["--help", "-h"]:
-            check_help([membw, h], ["-t THREADS", "-m MIB", "-x KIB"], env, marks)
+            check_help([membw, h], ["-t THREADS", "-m MIB", "-x KIB", "-l"], env, marks)
+        if len(os.sched_getaffinity(0)) >= 2:  # -l: one line's round trip between two cpus, in ns
+            r = subprocess.run([membw, "-l"], capture_output=True, text=True, env=env)
+            try:
+                ok = r.returncode == 0 and 0 < float(r.stdout) < 1e6
+            except ValueError:
+                ok = False
+            if ok:
+                print(f"ok   {membw} -l ({r.stdout.strip()} ns)")
+            else:
+                fail([membw, "-l"], "no round trip in ns", r.stdout, r.stderr)
         for args, name in [(["-t", "0"], "'0'"), (["-t", "2x"], "'2x'"), (["-m", "4"], "'4'"),
                            (["-x", "abc"], "'abc'"), (["-t"], "-t"), (["--bogus"], "'--bogus'"),
                            (["x"], "'x'")]:

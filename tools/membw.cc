@@ -6,7 +6,10 @@
 // shared-memory collective: one thread (on the first cpu the process may use) writes a buffer of
 // KIB KiB, another (on the second) copies it into its own, in turns; prints both rates in GB/s
 // (bytes per second): the reader's copy, then the writer's overwriting of lines the reader
-// holds. `--help` describes the options; a bad one gets a message naming it and exit status 2.
+// holds. `-l` prints the round trip of one cache line between those two cpus in ns: on a virtual
+// machine it changes with where the host runs the two virtual cpus (100 ns or 500 ns on the
+// machines of docs/PERFORMANCE.md), and with it every shared-memory figure. `--help` describes the
+// options; a bad one gets a message naming it and exit status 2.
 #include <pthread.h>
 #include <sched.h>
 
@@ -83,8 +86,42 @@ Rates crossCore(std::size_t bytes) {
   return {moved / seconds, moved / writing};
 }
 
+// The round trip of one cache line between the first two cpus, in ns: the median of 5 runs of
+// ping-pongs (each thread waits for the other's count, then writes its own).
+double lineRoundTrip() {
+  constexpr long kTrips = 1000000;
+  struct alignas(128) Line {
+    std::atomic<long> count{0};
+  };
+  std::vector<double> runs;
+  const int here = allowedCpu(0), there = allowedCpu(1);  // before this thread is pinned
+  for (int run = 0; run < 5; ++run) {
+    Line ping, pong;
+    std::thread peer([&] {
+      pinTo(there);
+      for (long i = 1; i <= kTrips; ++i) {
+        while (ping.count.load(std::memory_order_acquire) != i) {
+        }
+        pong.count.store(i, std::memory_order_release);
+      }
+    });
+    pinTo(here);
+    const auto start = Clock::now();
+    for (long i = 1; i <= kTrips; ++i) {
+      ping.count.store(i, std::memory_order_release);
+      while (pong.count.load(std::memory_order_acquire) != i) {
+      }
+    }
+    runs.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() / kTrips);
+    peer.join();
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[runs.size() / 2];
+}
+
 constexpr int kExitUsage = 2;
-constexpr const char* kUsage = "usage: overpass-membw [-t THREADS] [-m MIB] [-x KIB] [-h|--help]\n";
+constexpr const char* kUsage =
+    "usage: overpass-membw [-t THREADS] [-m MIB] [-x KIB] [-l] [-h|--help]\n";
 
 // An option's number: the whole text a whole number from lo to hi.
 struct NumberOption {
@@ -106,6 +143,7 @@ void printHelp() {
       "  -x KIB      instead, how fast KIB KiB (%ld to %ld) move between two cores: one thread\n"
       "              writes a buffer, another on the second cpu copies it, in turns; prints the\n"
       "              reader's rate, then the writer's, in GB/s\n"
+      "  -l          instead, the round trip of one cache line between those two cpus, in ns\n"
       "  -h, --help  this help\n",
       kUsage, kThreads.lo, kThreads.hi, kMib.lo, kMib.hi, kCrossKib.lo, kCrossKib.hi);
 }
@@ -134,6 +172,14 @@ int main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       printHelp();
+      return 0;
+    }
+    if (arg == "-l") {
+      if (allowedCpu(1) < 0) {
+        std::fprintf(stderr, "overpass-membw: -l needs two cpus to run on\n");
+        return 1;
+      }
+      std::printf("%.1f\n", lineRoundTrip());
       return 0;
     }
     const NumberOption* option = arg == kThreads.flag    ? &kThreads

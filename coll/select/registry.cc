@@ -159,6 +159,12 @@ constexpr std::array kAlgorithms = {
                 return shmCost(m, 2 * chunks(c, c.bytes), 3.0 * c.bytes);
               },
               onOneNode, true},
+    Algorithm{kAllreduce, "cma",
+              "two ranks of one node: each reads the peer's half of the vector from the peer's "
+              "memory (process_vm_readv) and reduces it, then reads the peer's reduced half",
+              allreduceCma,
+              nullptr,  // chosen by rules only (measured on one machine)
+              [](const CallShape& c) { return c.teamSize == 2 && c.shmBuffer >= 64; }, true},
     OVERPASS_STAGED_PIPELINE(kAllreduce),
     OVERPASS_DEVICE_IPC(kAllreduce,
                         "device buffers on one node: each rank reduces its slice of the peers' "

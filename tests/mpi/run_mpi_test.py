@@ -180,7 +180,7 @@ def run_timed(launch, env, timeout, mark):
     return Run("".join(lines), proc.returncode, ended - marked_at[0] if marked_at else None)
 
 
-ROUNDS = 8  # the rounds of tests/mpi/CMakeLists.txt's forced-algorithm tests
+ROUNDS = 9  # the rounds of tests/mpi/CMakeLists.txt's forced-algorithm tests
 
 
 def registry(info):

@@ -444,6 +444,63 @@ TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
     }
 }
 
+// The cma allreduce (coll/allreduce/cma.cc): two ranks reading each other's memory (here threads
+// of one process, which may read their own), in place or not, on a non-commutative operation,
+// over several chunks of its 64 KiB bounce buffer and an odd split; every type and operation.
+TEST(Reductions, CmaAllreduceOnTwoRanksKeepsTheOperandOrderInPlace) {
+  UserReduce op;
+  op.fn = [](const void* in, void* inout, std::size_t count, void*) {
+    const auto* a = static_cast<const double*>(in);
+    auto* b = static_cast<double*>(inout);
+    for (std::size_t i = 0; i < count; ++i) b[i] = 2 * a[i] - b[i];  // a op b, not b op a
+  };
+  op.commutative = false;
+  op.elementBytes = sizeof(double);
+  const Algorithm* cma = findAlgorithm(Collective::kAllreduce, "cma");
+  ASSERT_NE(cma, nullptr);
+  auto value = [](int r, std::size_t i) { return static_cast<double>(r * 1000 + i % 97); };
+  for (std::size_t n : {1ul, 2ul, 40001ul})
+    for (bool inPlace : {false, true}) {
+      std::vector<std::vector<double>> results(2);
+      runTeam(2, [&](Team& team) {
+        std::vector<double> in(n), out(n, -1);
+        for (std::size_t i = 0; i < n; ++i) in[i] = value(team.rank(), i);
+        if (inPlace) out = in;
+        CollArgs a;
+        a.coll = Collective::kAllreduce;
+        a.count = n;
+        a.bytes = n * sizeof(double);
+        a.type = DataType::kDouble;
+        a.op = ReduceOp::kUser;
+        a.user = &op;
+        a.sendbuf = inPlace ? out.data() : in.data();
+        a.recvbuf = out.data();
+        ASSERT_EQ(cma->run(a, team), Status::kOk);
+        results[team.rank()] = out;
+      });
+      for (int r = 0; r < 2; ++r) {
+        ASSERT_EQ(results[r].size(), n);
+        for (std::size_t i = 0; i < n; ++i)
+          ASSERT_EQ(results[r][i], 2 * value(0, i) - value(1, i))
+              << "n " << n << (inPlace ? " in place" : "") << " rank " << r << " element " << i;
+      }
+    }
+  for (std::size_t t = 0; t < static_cast<std::size_t>(DataType::kCount); ++t)
+    for (std::size_t o = 0; o < static_cast<std::size_t>(ReduceOp::kUser); ++o) {
+      const auto type = static_cast<DataType>(t);
+      const auto o2 = static_cast<ReduceOp>(o);
+      if (!isValidReduction(type, o2)) continue;
+      const std::size_t n = 5;
+      std::vector<unsigned char> order = elements(type, 1, n);
+      reduceLocal(elements(type, 0, n).data(), order.data(), n, type, o2);  // x0 op x1
+      const auto results =
+          runReduction(*cma, 2, n, type, o2, [&](int r) { return elements(type, r, n); });
+      for (int r = 0; r < 2; ++r)
+        EXPECT_EQ(canonical(type, results[r].data(), n), canonical(type, order.data(), n))
+            << dataTypeName(type) << " " << reduceOpName(o2) << " rank " << r;
+    }
+}
+
 // ---- Device algorithms (coll/device/device_ipc.h) on the simulated device ----
 // The ranks are threads of one process; each maps its peers' buffers through simulated IPC (the
 // peer's memory file opened through /proc), as separate processes do.
