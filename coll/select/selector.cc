@@ -26,28 +26,30 @@ const std::string_view kDefaultTune =
     // The node's shared memory (rules that apply only where the team shares one node; the ones
     // above decide elsewhere), where it was measured faster (docs/PERFORMANCE.md, "Node shared
     // memory"). np 2: allreduce small, small rooted collectives (a one-round flag exchange),
-    // bcast large; reduce at every size (the other rank's vector pipelined into the root's
+    // bcast from 16 MiB (at 4 MiB 0.63x Open MPI, every call after a barrier: the binomial tree's
+    // one message is at parity there); reduce at every size (the other rank's vector pipelined into the root's
     // combination: np 2, every call after a barrier, 4 KiB 0.5 us against Open MPI's 2.2, 32-64
     // KiB 1.2-1.5x, 256 KiB-4 MiB 1.05-1.4x); allreduce from 1 MiB by reading the peer's memory
     // (1.03-2.05x where the two cores sit close, 1.07-1.70x where a cache line's round trip
     // between them takes 0.5 us and the shm allreduce falls to 0.5x; docs/PERFORMANCE.md,
     // issue 19).
     "#allreduce:0-16K:np=2:@shm#allreduce:1M-inf:np=2:@cma"
-    "#bcast:0-16K:np=2:@shm#bcast:4M-inf:np=2:@shm"
+    "#bcast:0-16K:np=2:@shm#bcast:16M-inf:np=2:@shm"
     "#reduce:np=2:@shm"
     "#gather:1K-8K:np=2:@shm#scatter:1K-8K:np=2:@shm"
     // np 3-4 on 2 cores, waiting ranks yielding at once ("Small messages when ranks outnumber
     // cores"): allreduce, allgather, reduce_scatter_block and barrier everywhere (np 4, 4 KiB
     // allreduce: 9 us vs 36 for Open MPI); bcast and reduce from 512 B, gather and scatter from
     // 1 KiB blocks, alltoall up to 32 KiB blocks (np 4, 512 B alltoall: 4.9 us vs 7.2); reduce
-    // large. Tiny rooted collectives go to the MPI library (gather and scatter at np 2 too): its
+    // up to 32 KiB (below 512 B too since issue 19: np 4, every call after a barrier, 16-256 B
+    // 0.85-1.18x Open MPI against the binomial tree's 0.75-0.80x) and large. Tiny rooted collectives go to the MPI library (gather and scatter at np 2 too): its
     // root returns without waiting for anyone (np 4, 8 B bcast: 0.3 us; np 2, 64 B gather: 0.2
     // us against 0.7 through shm), where every shared-memory round waits for the last rank's
     // previous round.
     "#allreduce:np=3-5:@shm#allgather:np=3-5:@shm#reduce_scatter_block:np=3-5:@shm"
     "#barrier:np=3-5:@shm"
     "#bcast:0-512:np=3-5:@pmpi#bcast:512-inf:np=3-5:@shm"
-    "#reduce:512-32K:np=3-5:@shm#reduce:1M-inf:np=3-5:@shm"
+    "#reduce:0-32K:np=3-5:@shm#reduce:1M-inf:np=3-5:@shm"
     "#gather:0-1K:np=2-5:@pmpi#gather:1K-16K:np=3-5:@shm"
     "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-32K:np=3-5:@shm"
     "#alltoall:0-32K:np=3-5:@shm"
