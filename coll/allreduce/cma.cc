@@ -12,8 +12,9 @@
 // shm allreduce moves 2.5n and 2n (copy in, reduce, copy out), Open MPI's single-copy ring about
 // 2n and 1.5n plus its temporaries.
 // Preconditions: two ranks on one node sharing a channel, in which every rank may read its peer's
-// memory (the same user; no ptrace restriction): learnt at the first call by a read of one element
-// each and agreed in one more round, remembered by the channel; where either rank cannot, both
+// memory (the same user, the same pid namespace, no ptrace restriction): learnt at the first call
+// (each reads the first bytes of the peer's send buffer, which must be those the peer published)
+// and agreed in one more round, remembered by the channel; where either rank cannot, both
 // decline at every call. Combines in rank order (x0 op x1): bits equal to every other rank-order
 // algorithm's. In place: a rank writes its result only into its own half and the peer's half
 // only after round 2, when the peer no longer reads its input there.
@@ -33,10 +34,13 @@
 namespace overpass {
 namespace {
 
-// What a rank publishes in round 1.
+// What a rank publishes in round 1: its process, its buffers, and the first bytes of its send
+// buffer, which the peer's first read must find there (a process id seen from another pid
+// namespace names another process, or none).
 struct Card {
   std::int64_t pid;
   std::uint64_t in, out;
+  unsigned char head[8];
 };
 
 // The bounce buffer's size: in the core's cache with the operands streaming past it.
@@ -73,8 +77,12 @@ Status allreduceCma(const CollArgs& args, Team& team) {
   auto* out = static_cast<unsigned char*>(args.recvbuf);
 
   OVERPASS_CHECK(ch.reserve());
-  const Card mine{static_cast<std::int64_t>(getpid()), reinterpret_cast<std::uint64_t>(in),
-                  reinterpret_cast<std::uint64_t>(out)};
+  Card mine{static_cast<std::int64_t>(getpid()),
+            reinterpret_cast<std::uint64_t>(in),
+            reinterpret_cast<std::uint64_t>(out),
+            {}};
+  const std::size_t headBytes = std::min<std::size_t>(e, sizeof mine.head);
+  std::memcpy(mine.head, in, headBytes);
   std::memcpy(ch.next(), &mine, sizeof mine);
   OVERPASS_CHECK(ch.sync());
   Card peer;
@@ -85,10 +93,12 @@ Status allreduceCma(const CollArgs& args, Team& team) {
       team.scratch.get(ScratchSlot::kIncoming, std::min(args.bytes, kChunkBytes)));
   if (ch.peerReads() == ShmChannel::PeerReads::kUnknown) {
     // The first call on this channel: can each rank read the other's memory? Both learn both.
-    const bool can = readPeer(pid, bounce, peer.in, e);
+    errno = 0;
+    const bool can =
+        readPeer(pid, bounce, peer.in, headBytes) && std::memcmp(bounce, peer.head, headBytes) == 0;
     if (!can)
       OVERPASS_DEBUG("allreduce cma: cannot read the peer's memory (%s): declined from now on",
-                     std::strerror(errno));
+                     errno ? std::strerror(errno) : "not the bytes it published");
     OVERPASS_CHECK(ch.reserve());
     *ch.next() = can;
     OVERPASS_CHECK(ch.sync());

@@ -36,15 +36,19 @@ inline bool ranksAsFibers() {
   return on;
 }
 
+// Whether `ranks` threads outnumber the cores: their shared-memory waits then give the core away,
+// as the shim's channels do where ranks outnumber cores (shm/channel.h).
+inline bool crowded(int ranks) {
+  return static_cast<unsigned>(ranks) > std::thread::hardware_concurrency();
+}
+
 inline void runTeam(int size, const std::function<void(Team&)>& body) {
   LoopbackFabric fabric(size);
   auto arena = ShmArena::anonymous(size, kTestShmBuffer);
   auto rank = [&fabric, &body, &arena, size](int r) {
     LoopbackTransport transport(fabric, r);
     Scratch scratch;
-    // More ranks than cores: waits give the core away, as the shim's channels do then.
-    ShmChannel channel(*arena, r, static_cast<long>(getpid()),
-                       static_cast<unsigned>(size) > std::thread::hardware_concurrency());
+    ShmChannel channel(*arena, r, static_cast<long>(getpid()), crowded(size));
     Team team{transport, scratch, &channel};
     team.streamAbove = kTestStreamAbove;
     body(team);

@@ -109,7 +109,7 @@ inline void runOverNodes(const Topology& topo, bool nodeShm, const std::function
     const int r = team.rank();
     std::optional<ShmChannel> channel;
     if (ShmArena* arena = arenas[topo.nodeOf(r)].get())
-      channel.emplace(*arena, topo.localRank(r), static_cast<long>(getpid()));
+      channel.emplace(*arena, topo.localRank(r), static_cast<long>(getpid()), crowded(topo.size()));
     std::optional<CountingTransport> counting;
     if (acrossFrom || messagesFrom)
       counting.emplace(team.transport, topo, acrossFrom, messagesFrom);
