@@ -28,8 +28,8 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
+#include "coll/phases/shm_reduce.h"
 #include "common/log.h"
-#include "kernels/reduce_kernels.h"
 
 namespace overpass {
 namespace {
@@ -116,14 +116,7 @@ Status allreduceCma(const CollArgs& args, Team& team) {
       OVERPASS_ERROR("allreduce cma: reading the peer's memory failed: %s", std::strerror(errno));
       return Status::kTransportError;
     }
-    if (r == 1) {
-      reduceInto(bounce, in + offset, out + offset, n, args.type, args.op, args.user);
-    } else if (in != out) {
-      reduceInto(in + offset, bounce, out + offset, n, args.type, args.op, args.user);
-    } else {  // in place at rank 0: the result may not be written over the first operand
-      reduceInto(in + offset, bounce, bounce, n, args.type, args.op, args.user);
-      std::memcpy(out + offset, bounce, n * e);
-    }
+    reducePair(args, r, in + offset, bounce, out + offset, n);
   }
   OVERPASS_CHECK(ch.sync());  // both halves done; nobody reads the inputs any more
 

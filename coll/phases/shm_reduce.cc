@@ -38,15 +38,8 @@ Status pairReduce(const CollArgs& args, ShmChannel& ch, int root, const unsigned
       continue;
     }
     OVERPASS_CHECK(ch.sync(other));
-    unsigned char* theirs = ch.peer(other);  // the root may write there: only it reads it
-    if (root == 1) {
-      reduceInto(theirs, in + at, out + at, n, args.type, args.op, args.user);
-    } else if (in != out) {
-      reduceInto(in + at, theirs, out + at, n, args.type, args.op, args.user);
-    } else {  // in place at rank 0: the result may not be written over the first operand
-      reduceInto(in + at, theirs, theirs, n, args.type, args.op, args.user);
-      std::memcpy(out + at, theirs, n * e);
-    }
+    // The root may write into the other's buffer: only it reads it.
+    reducePair(args, root, in + at, ch.peer(other), out + at, n);
   }
   return Status::kOk;
 }

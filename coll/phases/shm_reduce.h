@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 
 #include "coll/coll_args.h"
 #include "coll/team.h"
@@ -30,6 +31,22 @@ inline void shmReduceSlice(const CollArgs& args, ShmChannel& ch, std::size_t off
         q == ch.size() - 1 ? static_cast<unsigned char*>(out) : ch.peer(q) + offset;
     reduceInto(acc, operand(q), target, elements, args.type, args.op, args.user);
     acc = target;
+  }
+}
+
+// x0 op x1 of `n` elements into `out`, the two ranks' operands in rank order: `own` is rank r's
+// (`out` may be it), `theirs` the other's, which the combination may overwrite: at rank 0 in
+// place the result may not go over its first operand (reduceInto), so it goes into `theirs`
+// first and is copied.
+inline void reducePair(const CollArgs& args, int r, const unsigned char* own, unsigned char* theirs,
+                       unsigned char* out, std::size_t n) {
+  if (r == 1) {
+    reduceInto(theirs, own, out, n, args.type, args.op, args.user);
+  } else if (own != out) {
+    reduceInto(own, theirs, out, n, args.type, args.op, args.user);
+  } else {
+    reduceInto(own, theirs, theirs, n, args.type, args.op, args.user);
+    std::memcpy(out, theirs, n * (args.bytes / args.count));
   }
 }
 

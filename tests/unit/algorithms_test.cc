@@ -401,22 +401,42 @@ TEST(Reductions, RankOrderAlgorithmsGiveTheSerialLeftToRightBits) {
   }
 }
 
-// The shm reduce on two ranks pipelines the other rank's chunks into the root's combination
-// (coll/phases/shm_reduce.cc): each root, in place or not, on a non-commutative operation, over
-// many chunks (the test buffers are 1 KiB).
-TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
+// A non-commutative operation on doubles (a op b = 2a - b) and the values rank r contributes:
+// a result in the wrong operand order differs from the right one.
+UserReduce leftBiased() {
   UserReduce op;
   op.fn = [](const void* in, void* inout, std::size_t count, void*) {
     const auto* a = static_cast<const double*>(in);
     auto* b = static_cast<double*>(inout);
-    for (std::size_t i = 0; i < count; ++i) b[i] = 2 * a[i] - b[i];  // a op b, not b op a
+    for (std::size_t i = 0; i < count; ++i) b[i] = 2 * a[i] - b[i];
   };
   op.commutative = false;
   op.elementBytes = sizeof(double);
+  return op;
+}
+double value(int r, std::size_t i) {
+  return static_cast<double>(r * 1000 + i % 97);
+}
+// A call of `n` doubles combined by `op` (leftBiased()); buffers and root are the caller's.
+CollArgs leftBiasedArgs(Collective coll, std::size_t n, const UserReduce* op) {
+  CollArgs a;
+  a.coll = coll;
+  a.count = n;
+  a.bytes = n * sizeof(double);
+  a.type = DataType::kDouble;
+  a.op = ReduceOp::kUser;
+  a.user = op;
+  return a;
+}
+
+// The shm reduce on two ranks pipelines the other rank's chunks into the root's combination
+// (coll/phases/shm_reduce.cc): each root, in place or not, on a non-commutative operation, over
+// many chunks (the test buffers are 1 KiB).
+TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
+  const UserReduce op = leftBiased();
   const Algorithm* shm = findAlgorithm(Collective::kReduce, "shm");
   ASSERT_NE(shm, nullptr);
   const std::size_t n = 1001;  // 8008 bytes: above one round, eight chunks and a partial one
-  auto value = [](int r, std::size_t i) { return static_cast<double>(r * 1000 + i % 97); };
   for (int root : {0, 1})
     for (bool inPlace : {false, true}) {
       std::vector<double> result;
@@ -424,13 +444,7 @@ TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
         std::vector<double> in(n), out(n, -1);
         for (std::size_t i = 0; i < n; ++i) in[i] = value(team.rank(), i);
         if (inPlace && team.rank() == root) out = in;
-        CollArgs a;
-        a.coll = Collective::kReduce;
-        a.count = n;
-        a.bytes = n * sizeof(double);
-        a.type = DataType::kDouble;
-        a.op = ReduceOp::kUser;
-        a.user = &op;
+        CollArgs a = leftBiasedArgs(Collective::kReduce, n, &op);
         a.root = root;
         a.sendbuf = inPlace && team.rank() == root ? out.data() : in.data();
         a.recvbuf = team.rank() == root ? out.data() : nullptr;
@@ -448,17 +462,9 @@ TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
 // of one process, which may read their own), in place or not, on a non-commutative operation,
 // over several chunks of its 64 KiB bounce buffer and an odd split; every type and operation.
 TEST(Reductions, CmaAllreduceOnTwoRanksKeepsTheOperandOrderInPlace) {
-  UserReduce op;
-  op.fn = [](const void* in, void* inout, std::size_t count, void*) {
-    const auto* a = static_cast<const double*>(in);
-    auto* b = static_cast<double*>(inout);
-    for (std::size_t i = 0; i < count; ++i) b[i] = 2 * a[i] - b[i];  // a op b, not b op a
-  };
-  op.commutative = false;
-  op.elementBytes = sizeof(double);
+  const UserReduce op = leftBiased();
   const Algorithm* cma = findAlgorithm(Collective::kAllreduce, "cma");
   ASSERT_NE(cma, nullptr);
-  auto value = [](int r, std::size_t i) { return static_cast<double>(r * 1000 + i % 97); };
   for (std::size_t n : {1ul, 2ul, 40001ul})
     for (bool inPlace : {false, true}) {
       std::vector<std::vector<double>> results(2);
@@ -466,13 +472,7 @@ TEST(Reductions, CmaAllreduceOnTwoRanksKeepsTheOperandOrderInPlace) {
         std::vector<double> in(n), out(n, -1);
         for (std::size_t i = 0; i < n; ++i) in[i] = value(team.rank(), i);
         if (inPlace) out = in;
-        CollArgs a;
-        a.coll = Collective::kAllreduce;
-        a.count = n;
-        a.bytes = n * sizeof(double);
-        a.type = DataType::kDouble;
-        a.op = ReduceOp::kUser;
-        a.user = &op;
+        CollArgs a = leftBiasedArgs(Collective::kAllreduce, n, &op);
         a.sendbuf = inPlace ? out.data() : in.data();
         a.recvbuf = out.data();
         ASSERT_EQ(cma->run(a, team), Status::kOk);
