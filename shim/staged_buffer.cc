@@ -1,6 +1,7 @@
 #include "shim/staged_buffer.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "common/log.h"
 #include "shim/type_map.h"
@@ -13,11 +14,18 @@ int chunkElements(int size) {
   return std::max(1, (1 << 30) / std::max(size, 1));
 }
 
+// The size of a predefined type without holes (the common case), known without asking the MPI
+// library; none for any other type.
+std::optional<std::size_t> predefinedDenseSize(MPI_Datatype type) {
+  if (auto known = reductionType(type); known && dataTypeCategory(*known) != TypeCategory::kPair)
+    return dataTypeSize(*known);
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool denseType(MPI_Datatype type) {
-  if (auto known = reductionType(type); known && dataTypeCategory(*known) != TypeCategory::kPair)
-    return true;  // a predefined type without holes
+  if (predefinedDenseSize(type)) return true;
   int size = 0;
   MPI_Aint lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
   PMPI_Type_size(type, &size);
@@ -37,10 +45,9 @@ int StagedBuffer::init(const void* buf, std::size_t count, MPI_Datatype type, St
   buf_ = const_cast<void*>(buf);
   count_ = count;
   type_ = type;
-  // A predefined type without holes (the common case) is known without asking the MPI library.
-  if (auto known = reductionType(type); known && dataTypeCategory(*known) != TypeCategory::kPair) {
-    bytes_ = count * dataTypeSize(*known);
-    extent_ = static_cast<MPI_Aint>(dataTypeSize(*known));
+  if (const std::optional<std::size_t> size = predefinedDenseSize(type)) {
+    bytes_ = count * *size;
+    extent_ = static_cast<MPI_Aint>(*size);
     staged_ = false;
     data_ = buf_;
     return MPI_SUCCESS;

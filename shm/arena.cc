@@ -77,7 +77,6 @@ std::unique_ptr<ShmArena> ShmArena::create(const std::string& name, int ranks,
   std::unique_ptr<ShmArena> arena(new ShmArena(base, bytes));
   for (int r = 0; r < ranks; ++r) {
     Control* c = new (static_cast<unsigned char*>(base) + controlOffset() + r * kLine) Control;
-    c->round.store(0, std::memory_order_relaxed);
     c->pid.store(0, std::memory_order_relaxed);
     for (int which : {0, 1}) new (&arena->stamp(r, which)) std::atomic<std::uint64_t>(0);
   }
@@ -120,7 +119,7 @@ std::unique_ptr<ShmArena> ShmArena::anonymous(int ranks, std::size_t bufferBytes
   new (base) Header{kMagic, static_cast<std::uint64_t>(ranks), bufferBytes, bytes};
   std::unique_ptr<ShmArena> arena(new ShmArena(base, bytes));
   for (int r = 0; r < ranks; ++r) {
-    new (static_cast<unsigned char*>(base) + controlOffset() + r * kLine) Control{{0}, {0}};
+    new (static_cast<unsigned char*>(base) + controlOffset() + r * kLine) Control{{0}};
     for (int which : {0, 1}) new (&arena->stamp(r, which)) std::atomic<std::uint64_t>(0);
   }
   return arena;

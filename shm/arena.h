@@ -1,6 +1,6 @@
 // The node-local shared-memory arena of one communicator: a POSIX shared-memory segment that
-// every rank of a node maps. Layout: a header, one control line per rank (its round counter and
-// pid, each on its own 128-byte line), then per rank two data buffers of `bufferBytes` (rounds
+// every rank of a node maps. Layout: a header, one control line per rank (its pid, on a 128-byte
+// line of its own), then per rank two data buffers of `bufferBytes` (rounds
 // alternate between them; see shm/channel.h), each after a stamp: the round it last carried,
 // which a rank reading the buffer polls, so that a small payload arrives in the same cache line
 // as the news that it is there. The leader creates and sizes the segment (space reserved up front,
@@ -26,8 +26,7 @@ class ShmArena {
   static constexpr std::size_t kStampBytes = 16;
 
   struct Control {
-    std::atomic<std::uint64_t> round;  // the last round this rank has published
-    std::atomic<std::int64_t> pid;     // its process, for liveness checks
+    std::atomic<std::int64_t> pid;  // the rank's process, for liveness checks
   };
 
   ~ShmArena();

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 
@@ -37,14 +38,14 @@ ShmChannel::ShmChannel(ShmArena& arena, int rank, long pid, bool crowded)
     slots_.push_back(
         {{arena_.buffer(q, 0), arena_.buffer(q, 1)}, {&arena_.stamp(q, 0), &arena_.stamp(q, 1)}});
   arena_.control(rank_).pid.store(pid, std::memory_order_relaxed);
-  round_ = arena_.control(rank_).round.load(std::memory_order_relaxed);
+  // A channel made again on this arena goes on from the last round this rank published.
+  round_ = std::max(slots_[rank_].stamp[0]->load(std::memory_order_relaxed),
+                    slots_[rank_].stamp[1]->load(std::memory_order_relaxed));
 }
 
 Status ShmChannel::sync(int from) {
   ++round_;
-  // The stamp is what peers poll; the control line keeps the round for a later channel here.
   slots_[rank_].stamp[round_ % 2]->store(round_, std::memory_order_release);
-  arena_.control(rank_).round.store(round_, std::memory_order_relaxed);
   const Status s = waitFor(from, round_);
   noteProgress();
   return s;

@@ -27,12 +27,12 @@ const std::string_view kDefaultTune =
     // above decide elsewhere), where it was measured faster (docs/PERFORMANCE.md, "Node shared
     // memory"). np 2: allreduce small, small rooted collectives (a one-round flag exchange),
     // bcast from 16 MiB (at 4 MiB 0.63x Open MPI, every call after a barrier: the binomial tree's
-    // one message is at parity there); reduce at every size (the other rank's vector pipelined into the root's
-    // combination: np 2, every call after a barrier, 4 KiB 0.5 us against Open MPI's 2.2, 32-64
-    // KiB 1.2-1.5x, 256 KiB-4 MiB 1.05-1.4x); allreduce from 1 MiB by reading the peer's memory
-    // (1.03-2.05x where the two cores sit close, 1.07-1.70x where a cache line's round trip
-    // between them takes 0.5 us and the shm allreduce falls to 0.5x; docs/PERFORMANCE.md,
-    // issue 19).
+    // one message is at parity there); reduce at every size (the other rank's vector pipelined into
+    // the root's combination: np 2, every call after a barrier, 4 KiB 0.5 us against Open
+    // MPI's 2.2, 32-64 KiB 1.2-1.5x, 256 KiB-4 MiB 1.05-1.4x); allreduce from 1 MiB by reading the
+    // peer's memory (1.03-2.05x where the two cores sit close, 1.07-1.70x where a cache line's
+    // round trip between them takes 0.5 us and the shm allreduce falls to 0.5x;
+    // docs/PERFORMANCE.md, issue 19).
     "#allreduce:0-16K:np=2:@shm#allreduce:1M-inf:np=2:@cma"
     "#bcast:0-16K:np=2:@shm#bcast:16M-inf:np=2:@shm"
     "#reduce:np=2:@shm"
