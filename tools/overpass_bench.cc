@@ -7,6 +7,8 @@
 // Nonblocking forms: --nonblocking times MPI_I<coll> + MPI_Wait per call as the blocking calls
 // are timed; --overlap, the overlap of MPI_I<coll> with computation as the OSU micro-benchmarks
 // define it; --burst N, N calls of MPI_I<coll> completed by one MPI_Waitall.
+// --paired times the MPI library's own call (PMPI_<coll>) beside the call under test, their
+// batches alternating, for a ratio of two measurements made in the same seconds.
 #include <mpi.h>
 
 #include <algorithm>
@@ -388,6 +390,7 @@ struct Call {
   const int* counts;  // per-rank counts: those of the Shape
   const int* displs;
   bool nonblocking;  // MPI_I<coll> + MPI_Wait in place of MPI_<coll>
+  bool library;      // PMPI_<coll>: the MPI library's own call, past any interposer (--paired)
 };
 
 // The name of the MPI call, "allreduce" or "iallreduce".
@@ -395,15 +398,20 @@ std::string callName(Coll c, bool nonblocking) {
   return std::string(nonblocking ? "i" : "") + collInfo(c).name;
 }
 
+// The four entry points of a collective: MPI_<Name>, MPI_I<name>, and their PMPI_ names.
+#define OVERPASS_BENCH_FORMS(Name, IName) MPI_##Name, MPI_##IName, PMPI_##Name, PMPI_##IName
+
 // Starts the call under test: MPI_<coll> where req is null (done on return), else MPI_I<coll>,
-// which sets *req. Buffers that MPI ignores on this rank are passed as NULL.
+// which sets *req; their PMPI_ names where k.library. Buffers that MPI ignores on this rank are
+// passed as NULL.
 void post(const Call& k, void* send, void* recv, MPI_Request* req) {
-  // The two forms take the same arguments; the nonblocking one a request after the communicator.
-  auto call = [req](auto blocking, auto nonblocking, auto... args) {
+  // The forms take the same arguments; the nonblocking one a request after the communicator.
+  auto call = [&k, req](auto blocking, auto nonblocking, auto libraryBlocking,
+                        auto libraryNonblocking, auto... args) {
     if (req)
-      nonblocking(args..., kComm, req);
+      (k.library ? libraryNonblocking : nonblocking)(args..., kComm, req);
     else
-      blocking(args..., kComm);
+      (k.library ? libraryBlocking : blocking)(args..., kComm);
   };
   const bool isRoot = k.rank == k.root;
   void* const sendOrInPlace = k.inPlace ? MPI_IN_PLACE : send;
@@ -413,62 +421,67 @@ void post(const Call& k, void* send, void* recv, MPI_Request* req) {
   void* const recvAtRoot = isRoot ? recv : nullptr;
   switch (k.coll) {
     case Coll::kAllreduce:
-      call(MPI_Allreduce, MPI_Iallreduce, sendOrInPlace, recv, k.count, k.type, k.op);
+      call(OVERPASS_BENCH_FORMS(Allreduce, Iallreduce), sendOrInPlace, recv, k.count, k.type, k.op);
       break;
     case Coll::kBcast:
-      call(MPI_Bcast, MPI_Ibcast, recv, k.count, k.type, k.root);
+      call(OVERPASS_BENCH_FORMS(Bcast, Ibcast), recv, k.count, k.type, k.root);
       break;
     case Coll::kReduce:
-      call(MPI_Reduce, MPI_Ireduce, rootSendOrInPlace, recvAtRoot, k.count, k.type, k.op, k.root);
+      call(OVERPASS_BENCH_FORMS(Reduce, Ireduce), rootSendOrInPlace, recvAtRoot, k.count, k.type,
+           k.op, k.root);
       break;
     case Coll::kScatter:
-      call(MPI_Scatter, MPI_Iscatter, sendAtRoot, k.count, k.type, rootRecvOrInPlace, k.count,
-           k.type, k.root);
+      call(OVERPASS_BENCH_FORMS(Scatter, Iscatter), sendAtRoot, k.count, k.type, rootRecvOrInPlace,
+           k.count, k.type, k.root);
       break;
     case Coll::kGather:
-      call(MPI_Gather, MPI_Igather, rootSendOrInPlace, k.count, k.type, recvAtRoot, k.count, k.type,
-           k.root);
+      call(OVERPASS_BENCH_FORMS(Gather, Igather), rootSendOrInPlace, k.count, k.type, recvAtRoot,
+           k.count, k.type, k.root);
       break;
     case Coll::kAllgather:
-      call(MPI_Allgather, MPI_Iallgather, sendOrInPlace, k.count, k.type, recv, k.count, k.type);
+      call(OVERPASS_BENCH_FORMS(Allgather, Iallgather), sendOrInPlace, k.count, k.type, recv,
+           k.count, k.type);
       break;
     case Coll::kAlltoall:
-      call(MPI_Alltoall, MPI_Ialltoall, sendOrInPlace, k.count, k.type, recv, k.count, k.type);
+      call(OVERPASS_BENCH_FORMS(Alltoall, Ialltoall), sendOrInPlace, k.count, k.type, recv, k.count,
+           k.type);
       break;
     case Coll::kReduceScatterBlock:
-      call(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, sendOrInPlace, recv, k.count,
-           k.type, k.op);
+      call(OVERPASS_BENCH_FORMS(Reduce_scatter_block, Ireduce_scatter_block), sendOrInPlace, recv,
+           k.count, k.type, k.op);
       break;
     case Coll::kBarrier:
-      call(MPI_Barrier, MPI_Ibarrier);
+      call(OVERPASS_BENCH_FORMS(Barrier, Ibarrier));
       break;
     case Coll::kAllgatherv:
-      call(MPI_Allgatherv, MPI_Iallgatherv, sendOrInPlace, k.counts[k.rank], k.type, recv, k.counts,
-           k.displs, k.type);
+      call(OVERPASS_BENCH_FORMS(Allgatherv, Iallgatherv), sendOrInPlace, k.counts[k.rank], k.type,
+           recv, k.counts, k.displs, k.type);
       break;
     case Coll::kAlltoallv:
-      call(MPI_Alltoallv, MPI_Ialltoallv, sendOrInPlace, k.counts, k.displs, k.type, recv, k.counts,
-           k.displs, k.type);
+      call(OVERPASS_BENCH_FORMS(Alltoallv, Ialltoallv), sendOrInPlace, k.counts, k.displs, k.type,
+           recv, k.counts, k.displs, k.type);
       break;
     case Coll::kGatherv:
-      call(MPI_Gatherv, MPI_Igatherv, rootSendOrInPlace, k.counts[k.rank], k.type, recvAtRoot,
-           k.counts, k.displs, k.type, k.root);
+      call(OVERPASS_BENCH_FORMS(Gatherv, Igatherv), rootSendOrInPlace, k.counts[k.rank], k.type,
+           recvAtRoot, k.counts, k.displs, k.type, k.root);
       break;
     case Coll::kScatterv:
-      call(MPI_Scatterv, MPI_Iscatterv, sendAtRoot, k.counts, k.displs, k.type, rootRecvOrInPlace,
-           k.counts[k.rank], k.type, k.root);
+      call(OVERPASS_BENCH_FORMS(Scatterv, Iscatterv), sendAtRoot, k.counts, k.displs, k.type,
+           rootRecvOrInPlace, k.counts[k.rank], k.type, k.root);
       break;
     case Coll::kReduceScatter:
-      call(MPI_Reduce_scatter, MPI_Ireduce_scatter, sendOrInPlace, recv, k.counts, k.type, k.op);
+      call(OVERPASS_BENCH_FORMS(Reduce_scatter, Ireduce_scatter), sendOrInPlace, recv, k.counts,
+           k.type, k.op);
       break;
     case Coll::kScan:
-      call(MPI_Scan, MPI_Iscan, sendOrInPlace, recv, k.count, k.type, k.op);
+      call(OVERPASS_BENCH_FORMS(Scan, Iscan), sendOrInPlace, recv, k.count, k.type, k.op);
       break;
     case Coll::kExscan:
-      call(MPI_Exscan, MPI_Iexscan, sendOrInPlace, recv, k.count, k.type, k.op);
+      call(OVERPASS_BENCH_FORMS(Exscan, Iexscan), sendOrInPlace, recv, k.count, k.type, k.op);
       break;
   }
 }
+#undef OVERPASS_BENCH_FORMS
 
 // One whole call under test: MPI_<coll>, or MPI_I<coll> and MPI_Wait.
 void invoke(const Call& k, void* send, void* recv) {
@@ -725,6 +738,7 @@ struct Options {
   int testsDuringCompute = 0;  // --test-during-compute: MPI_Test calls within the computation
   int burst = 0;               // --burst: calls posted before one MPI_Waitall (0: not)
   bool syncEach = false;       // --sync-each: a PMPI_Barrier before every timed call
+  bool paired = false;         // --paired: batches alternating with PMPI_<coll>'s
 };
 
 std::size_t lastLevelCacheBytes() {
@@ -855,6 +869,12 @@ struct Cell {
   double overlapPct = 0;
   // --sync-each: the median and 99th percentile over the calls of each call's slowest rank.
   double callP50Us = 0, callP99Us = 0;
+  // --paired: the MPI library's own call (PMPI_<coll>) timed in batches alternating with the
+  // call under test: its slowestUs, callP50Us and callP99Us, and per pair of batches the ratio
+  // of the library's slowest rank's time to the call under test's, median over the pairs.
+  double librarySlowestUs = 0;
+  double libraryP50Us = 0, libraryP99Us = 0;
+  double pairedRatio = 0;
 };
 
 // One rank's timed calls: per batch the seconds per call, in all and in the part the timed body
@@ -904,6 +924,8 @@ class Bench {
   Cell measureBurst(const Call& k, const Shape& s);
   template <typename Body>
   Timing timeCalls(Body&& body);
+  template <typename Body>
+  std::vector<Timing> timeSides(int sides, Body&& body);
   template <typename Body>
   int itersPerBatch(Body& body);
   Cell summarize(Coll coll, double dataBytes, const Timing& t, std::int64_t wrong) const;
@@ -1282,71 +1304,94 @@ int Bench::itersPerBatch(Body& body) {
 // `body` makes one timed call and returns the seconds of it to report apart (or 0).
 template <typename Body>
 Timing Bench::timeCalls(Body&& body) {
-  for (int i = 0; i < o_.warmup; ++i) body();
+  return std::move(timeSides(1, [&](int) { return body(); }).front());
+}
+
+// timeCalls of `sides` kinds of call at once: body(side) makes one call of that side; the sides'
+// batches alternate (batch b runs the sides in order where b is even, in reverse where it is
+// odd), so that whatever changes on the machine over the run falls on every side alike.
+template <typename Body>
+std::vector<Timing> Bench::timeSides(int sides, Body&& body) {
+  const auto count = static_cast<std::size_t>(sides);
+  for (int side = 0; side < sides; ++side)
+    for (int i = 0; i < o_.warmup; ++i) body(side);
   // The benchmark's own synchronisation and bookkeeping call the MPI library directly (PMPI), so
   // that preloading an interposer changes only the calls being measured.
-  Timing t;
-  // --sync-each: the calibration counts the barrier with the call (it fills the budget too).
-  auto synced = [&] {
-    PMPI_Barrier(kComm);
-    return body();
-  };
-  t.iters = o_.syncEach ? itersPerBatch(synced) : itersPerBatch(body);
+  std::vector<Timing> ts(count);
+  for (int side = 0; side < sides; ++side) {
+    auto one = [&] { return body(side); };
+    // --sync-each: the calibration counts the barrier with the call (it fills the budget too).
+    auto synced = [&] {
+      PMPI_Barrier(kComm);
+      return one();
+    };
+    ts[static_cast<std::size_t>(side)].iters =
+        o_.syncEach ? itersPerBatch(synced) : itersPerBatch(one);
+  }
   const std::size_t batches = static_cast<std::size_t>(o_.batches);
-  // --netdev: the counters are read once every rank has finished the calls before (a barrier),
-  // and again once every rank has finished the timed ones.
+  // --netdev (one side only): the counters are read once every rank has finished the calls
+  // before (a barrier), and again once every rank has finished the timed ones.
   const bool link = !o_.netdev.empty();
   LinkCounters linkBefore;
   if (link) {
     PMPI_Barrier(kComm);
     linkBefore = linkNow();
   }
-  t.perCall.resize(batches);
-  t.partPerCall.resize(batches);
-  std::vector<double> own;  // --sync-each: every timed call's time on this rank
-  if (o_.syncEach) own.reserve(static_cast<std::size_t>(t.iters) * batches);
-  double total = 0;
-  for (std::size_t batch = 0; batch < batches; ++batch) {
-    PMPI_Barrier(kComm);
-    double part = 0, elapsed = 0;
-    if (o_.syncEach) {
-      // Every call starts with all ranks at the line; only the call itself is timed.
-      for (int i = 0; i < t.iters; ++i) {
-        PMPI_Barrier(kComm);
-        const double start = MPI_Wtime();
-        part += body();
-        own.push_back(MPI_Wtime() - start);
-        elapsed += own.back();
-      }
-    } else {
-      const double start = MPI_Wtime();
-      for (int i = 0; i < t.iters; ++i) part += body();
-      elapsed = MPI_Wtime() - start;
-    }
-    t.perCall[batch] = elapsed / t.iters;
-    t.partPerCall[batch] = part / t.iters;
-    total += elapsed;
+  std::vector<std::vector<double>> own(count);  // --sync-each: every timed call's time here
+  std::vector<double> total(count, 0.0);
+  for (std::size_t side = 0; side < count; ++side) {
+    ts[side].perCall.resize(batches);
+    ts[side].partPerCall.resize(batches);
+    if (o_.syncEach) own[side].reserve(static_cast<std::size_t>(ts[side].iters) * batches);
   }
-  const double calls = static_cast<double>(t.iters) * static_cast<double>(batches);
+  for (std::size_t batch = 0; batch < batches; ++batch) {
+    for (std::size_t turn = 0; turn < count; ++turn) {
+      const std::size_t side = batch % 2 ? count - 1 - turn : turn;
+      Timing& t = ts[side];
+      PMPI_Barrier(kComm);
+      double part = 0, elapsed = 0;
+      if (o_.syncEach) {
+        // Every call starts with all ranks at the line; only the call itself is timed.
+        for (int i = 0; i < t.iters; ++i) {
+          PMPI_Barrier(kComm);
+          const double start = MPI_Wtime();
+          part += body(static_cast<int>(side));
+          own[side].push_back(MPI_Wtime() - start);
+          elapsed += own[side].back();
+        }
+      } else {
+        const double start = MPI_Wtime();
+        for (int i = 0; i < t.iters; ++i) part += body(static_cast<int>(side));
+        elapsed = MPI_Wtime() - start;
+      }
+      t.perCall[batch] = elapsed / t.iters;
+      t.partPerCall[batch] = part / t.iters;
+      total[side] += elapsed;
+    }
+  }
   if (link) {
+    const double calls = static_cast<double>(ts[0].iters) * static_cast<double>(batches);
     PMPI_Barrier(kComm);
     const LinkCounters d = linkNow() - linkBefore;
     const double barriers = static_cast<double>(batches) + 1;  // in the window
     const LinkCounters& b = barrierLink_;
-    t.link = gatherLink({(d.rxBytes - barriers * b.rxBytes) / calls,
-                         (d.rxPackets - barriers * b.rxPackets) / calls,
-                         (d.txBytes - barriers * b.txBytes) / calls,
-                         (d.txPackets - barriers * b.txPackets) / calls});
+    ts[0].link = gatherLink({(d.rxBytes - barriers * b.rxBytes) / calls,
+                             (d.rxPackets - barriers * b.rxPackets) / calls,
+                             (d.txBytes - barriers * b.txBytes) / calls,
+                             (d.txPackets - barriers * b.txPackets) / calls});
   }
-  if (o_.syncEach) {
-    std::vector<double> slowest(rank_ == 0 ? own.size() : 0);
-    PMPI_Reduce(own.data(), slowest.data(), static_cast<int>(own.size()), MPI_DOUBLE, MPI_MAX, 0,
-                kComm);
-    t.callP50 = quantile(slowest, 0.5);
-    t.callP99 = quantile(slowest, 0.99);
+  for (std::size_t side = 0; side < count; ++side) {
+    Timing& t = ts[side];
+    if (o_.syncEach) {
+      std::vector<double> slowest(rank_ == 0 ? own[side].size() : 0);
+      PMPI_Reduce(own[side].data(), slowest.data(), static_cast<int>(own[side].size()), MPI_DOUBLE,
+                  MPI_MAX, 0, kComm);
+      t.callP50 = quantile(slowest, 0.5);
+      t.callP99 = quantile(slowest, 0.99);
+    }
+    t.mean = total[side] / (static_cast<double>(t.iters) * static_cast<double>(batches));
   }
-  t.mean = total / calls;
-  return t;
+  return ts;
 }
 
 // The results of every rank at rank 0 (the others return a cell with only `ran` and `iters`):
@@ -1447,15 +1492,29 @@ Cell Bench::measure(Form form, const Call& k, const Shape& s) {
   return measureCalls(k, s);
 }
 
-// MPI_<coll>, or MPI_I<coll> + MPI_Wait, timed call after call.
+// MPI_<coll>, or MPI_I<coll> + MPI_Wait, timed call after call; --paired: in batches alternating
+// with the same calls of the MPI library's own (PMPI_) names.
 Cell Bench::measureCalls(const Call& k, const Shape& s) {
   const std::size_t span = std::max(s.sendBytes, s.recvBytes);
-  const Timing t = timeCalls([&] {
+  Call library = k;
+  library.library = true;
+  const std::vector<Timing> t = timeSides(o_.paired ? 2 : 1, [&](int side) {
     const BufferPool::Set b = pool_.next(span);
-    invoke(k, b.send, b.recv);
+    invoke(side == 0 ? k : library, b.send, b.recv);
     return 0.0;
   });
-  return summarize(k.coll, s.dataBytes, t, check(k, s, 1));
+  Cell cell = summarize(k.coll, s.dataBytes, t[0], check(k, s, 1));
+  if (!o_.paired) return cell;
+  const std::vector<double> ours = maxOverRanks(t[0].perCall);
+  const std::vector<double> theirs = maxOverRanks(t[1].perCall);
+  std::vector<double> ratios;
+  for (std::size_t batch = 0; batch < ours.size(); ++batch)
+    if (ours[batch] > 0) ratios.push_back(theirs[batch] / ours[batch]);
+  cell.librarySlowestUs = median(theirs) * 1e6;
+  cell.libraryP50Us = t[1].callP50 * 1e6;
+  cell.libraryP99Us = t[1].callP99 * 1e6;
+  cell.pairedRatio = median(ratios);
+  return cell;
 }
 
 // --overlap (the OSU micro-benchmarks' osu_iallreduce and kin): t_pure, MPI_I<coll> + MPI_Wait
@@ -1581,6 +1640,11 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
     std::printf(
         "# every timed call after a PMPI_Barrier (--sync-each), its own time only; p50, p99: "
         "over the calls, the median and 99th percentile of each call's slowest rank\n");
+  if (o_.paired)
+    std::printf(
+        "# paired: batches alternating with the MPI library's own call (PMPI_<coll>); library: "
+        "its slowest rank's time per call, median over its batches; ratio: library / call under "
+        "test per pair of batches, median over the pairs\n");
   if (o_.cold)
     std::printf("# buffers cold: rotating over 2 x %zu MiB per rank  memory %s\n",
                 pool_.capacity() / kKiB / kKiB, o_.memory.c_str());
@@ -1646,6 +1710,10 @@ std::vector<Column> Bench::columns() const {
     cols.push_back({"p50", "(us)", 9});
     cols.push_back({"p99", "(us)", 9});
   }
+  if (o_.paired) {
+    cols.push_back({"library", "(us)", 10});
+    cols.push_back({"ratio", "(x)", 7});
+  }
   cols.push_back({"#wrong", "", 7});
   return cols;
 }
@@ -1662,6 +1730,7 @@ void Bench::printRow(const Call& k, const Shape& s, const std::vector<Cell>& cel
         o_.overlap ? std::vector<double>{c.pureUs, c.computeUs, c.slowestUs, c.overlapPct}
                    : std::vector<double>{c.timeUs, c.algbw, c.busbw};
     if (o_.syncEach) values.insert(values.end(), {c.callP50Us, c.callP99Us});
+    if (o_.paired) values.insert(values.end(), {c.librarySlowestUs, c.pairedRatio});
     for (std::size_t i = 0; i < cols.size(); ++i) {
       const int w = cols[i].width;
       if (!c.ran)
@@ -1696,6 +1765,7 @@ void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c) {
       {"iters", c.iters},
       {"batches", o_.batches},
       {"sync_each", o_.syncEach},
+      {"paired", o_.paired},
       {"algbw", c.algbw},
       {"busbw", c.busbw},
       {"np", np_},
@@ -1719,6 +1789,14 @@ void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c) {
   if (o_.syncEach) {
     r["call_p50_us"] = c.callP50Us;
     r["call_p99_us"] = c.callP99Us;
+  }
+  if (o_.paired) {
+    r["library_slowest_us"] = c.librarySlowestUs;
+    r["paired_ratio"] = c.pairedRatio;
+    if (o_.syncEach) {
+      r["library_call_p50_us"] = c.libraryP50Us;
+      r["library_call_p99_us"] = c.libraryP99Us;
+    }
   }
   if (!o_.netdev.empty()) {
     nlohmann::json rx = nlohmann::json::array(), rxp = rx, tx = rx, txp = rx;
@@ -1795,7 +1873,8 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
                static_cast<int>(shape->block),
                shape->counts.data(),
                shape->displs.data(),
-               form != Form::kBlocking};
+               form != Form::kBlocking,
+               /*library=*/false};
           Cell c;
           if (!inPlace || info.hasInPlace) c = measure(form, k, *shape);
           cells.push_back(c);
@@ -1896,12 +1975,13 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
       ->capture_default_str()
       ->check(CLI::IsMember({"host", "cuda", "sim"}));
   app.add_option("--json", o.jsonPath, "Write the results as a JSON list (rank 0)");
-  app.add_option("--netdev", o.netdev,
-                 "Count what this network interface of each host moves per timed call "
-                 "(/proc/net/dev, read by each host's lowest rank before and after the timed "
-                 "batches; the batches' barriers measured and subtracted): per host bytes and "
-                 "packets, in --json as link_tx_bytes, link_rx_bytes, link_tx_packets, "
-                 "link_rx_packets (host order: link_hosts)");
+  CLI::Option* netdev =
+      app.add_option("--netdev", o.netdev,
+                     "Count what this network interface of each host moves per timed call "
+                     "(/proc/net/dev, read by each host's lowest rank before and after the timed "
+                     "batches; the batches' barriers measured and subtracted): per host bytes and "
+                     "packets, in --json as link_tx_bytes, link_rx_bytes, link_tx_packets, "
+                     "link_rx_packets (host order: link_hosts)");
   CLI::Option* nonblocking =
       app.add_option("--nonblocking", o.nonblocking,
                      "Nonblocking collectives: 0 MPI_<coll> only (the default); 1 (also the bare "
@@ -1945,6 +2025,18 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
                "the calls, the median and 99th percentile of each call's slowest rank (--json: "
                "sync_each, call_p50_us, call_p99_us)")
       ->excludes(overlap);
+  app.add_flag("--paired", o.paired,
+               "Time the MPI library's own call (PMPI_<coll>, past any preloaded interposer) "
+               "beside the call under test, in the same process: their batches alternate (AB, "
+               "BA, ...), so that a change of the machine's state during the run falls on both "
+               "alike; columns library (its time, as time) and ratio (per pair of batches the "
+               "library's slowest rank's time over the call under test's, median over the "
+               "pairs; above 1: the call under test is faster); --json: paired, "
+               "library_slowest_us, paired_ratio, with --sync-each library_call_p50_us and "
+               "library_call_p99_us")
+      ->excludes(overlap)
+      ->excludes(netdev);
+  app.get_option("--burst")->excludes("--paired");
 
   try {
     app.parse(argc, argv);

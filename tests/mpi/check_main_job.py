@@ -3,6 +3,7 @@
 
   sizes  overpass-bench covers every size asked for (the last one is -e even when it is not -b
          times a power of -f), and --time/--batches give every row a slowest-rank time;
+         --sync-each its per-call percentiles, --paired the library's own time and the ratio;
   demo   scripts/demo (scripts/compare underneath) prints a row for every collective and size
          requested with every configuration, the A/A column and line, the verdicts and the
          closing line, and the training loop's table for every configuration;
@@ -96,6 +97,26 @@ def check_sizes(a, failures):
     for row in rows:  # in microseconds, as the means: the slowest rank's median call is no less
         if "call_p50_us" in row and row["call_p50_us"] < row["min_us"] / 10:
             failures.append(f"--sync-each: a median call far below every rank's mean: {row}")
+    # --paired: the MPI library's own call timed beside each row's, in the header, the columns and
+    # the JSON (here without an interposer: both sides are Open MPI's).
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        r = run([a.mpiexec, "-np", str(a.np), a.bench, "--coll", "allreduce,barrier", "-b", "8",
+                 "-e", "4K", "-f", "8", "-n", "10", "-w", "1", "--batches", "4", "--sync-each",
+                 "--paired", "--json", out])
+        rows = json.load(open(out)) if r.returncode == 0 else []
+    if r.returncode != 0:
+        failures.append(f"overpass-bench --paired exited {r.returncode}")
+    if "# paired: batches alternating with the MPI library's own call" not in r.stdout:
+        failures.append("--paired: no line in the header")
+    if not any(line.split()[-3:-1] == ["library", "ratio"] for line in r.stdout.splitlines()
+               if line.startswith("# coll")):
+        failures.append("--paired: no library and ratio columns")
+    if len(rows) != 5 or not all(
+            row["paired"] is True and row["library_slowest_us"] > 0 and row["paired_ratio"] > 0
+            and 0 < row["library_call_p50_us"] <= row["library_call_p99_us"]
+            and row["wrong"] == 0 for row in rows):
+        failures.append(f"--paired: rows {rows}")
 
 
 def check_demo(a, failures):
