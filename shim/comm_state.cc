@@ -349,8 +349,12 @@ void releaseCommStates() {
   gPooledFree = 0;
 }
 
+std::uint64_t commStateEpoch() {
+  return gDeletions.load(std::memory_order_acquire);
+}
+
 CommState* commState(MPI_Comm comm, int* error) {
-  const std::uint64_t deletions = gDeletions.load(std::memory_order_acquire);
+  const std::uint64_t deletions = commStateEpoch();
   if (tLast.comm == comm && tLast.deletions == deletions) {
     *error = MPI_SUCCESS;
     return tLast.state;

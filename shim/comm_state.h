@@ -81,6 +81,11 @@ struct CommState {
 // if creation failed.
 CommState* commState(MPI_Comm comm, int* error);
 
+// Grows whenever a communicator's state is deleted or released: a state found before is still the
+// state of its communicator's handle while the epoch has not changed (a freed communicator's handle
+// may come back for a new one).
+std::uint64_t commStateEpoch();
+
 // A call at least this large (one rank's bytes) ends the warm-up at once: Overpass's algorithms
 // save more on it than the set-up costs (docs/PERFORMANCE.md, "Communicator set-up").
 inline constexpr std::size_t kWarmUpEndBytes = std::size_t{64} << 10;

@@ -1,7 +1,9 @@
 #include "shim/dispatch.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -21,6 +23,14 @@
 
 namespace overpass::shim {
 namespace {
+
+// Whether `type` was made by the program (it may be freed, and its handle come back for another).
+bool derived(MPI_Datatype type) {
+  if (type == MPI_DATATYPE_NULL) return false;
+  int ints = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+  PMPI_Type_get_envelope(type, &ints, &addresses, &datatypes, &combiner);
+  return combiner != MPI_COMBINER_NAMED;
+}
 
 // A call's size as the statistics count it (docs/STATS.md, the nccl-tests convention): the whole
 // buffer of p blocks for the block collectives, the vector for the others; this rank's own bytes
@@ -398,12 +408,6 @@ std::optional<FusionPart> fusionPart(const Call& call, const Memory& memory) {
 struct OwnedTypes {
   MPI_Datatype types[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
 
-  static bool derived(MPI_Datatype type) {
-    if (type == MPI_DATATYPE_NULL) return false;
-    int ints = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
-    PMPI_Type_get_envelope(type, &ints, &addresses, &datatypes, &combiner);
-    return combiner != MPI_COMBINER_NAMED;
-  }
   static bool needed(const Call& call) { return derived(call.sendtype) || derived(call.recvtype); }
 
   // Replaces `call`'s derived datatypes by duplicates. An MPI error code.
@@ -466,7 +470,110 @@ int startInOperation(CommState& state, const Call& call, const Algorithm& algori
   return rc == MPI_SUCCESS ? rc : raiseError(call.comm, rc);
 }
 
+// The watchdog's (OVERPASS_TIMEOUT) name of this call: its communicator's key and its number on
+// it.
+void identify(WatchedCall& watch, CommState& state, MPI_Comm comm) {
+  if (!watch.active() || state.inter) return;
+  if (!state.boardKey) state.boardKey = boardKey(comm);
+  watch.identify(state.boardKey, state.calls);
+}
+
+// Repeated calls. A program repeats its calls: the same collective on the same communicator with
+// the same counts, datatypes, operation, root and use of MPI_IN_PLACE. All that dispatch derives
+// from those (the checks, the translation of the reduction, the shape, the selection) is then
+// what it derived the time before, so each thread remembers, per collective, its last blocking
+// call with the decision taken, and a call that repeats it goes straight to that algorithm or to
+// the MPI library: about two thirds of Overpass's own instructions in a small call
+// (docs/PERFORMANCE.md). Remembered only where nothing else took part in the decision: datatypes
+// and operation predefined (a program's own may be freed, and the handle come back for another),
+// no vector collective (the contents of its arrays), the communicator's engine running, a host
+// algorithm or the MPI library selected. Checked at each repeat: Overpass active
+// and not reentered, the communicator's state the same (commStateEpoch), no nonblocking call of
+// it outstanding (they drain first), no device buffer. Constant-initialised (null handles), so
+// that a thread reaches it without a TLS wrapper.
+struct Repeat {
+  CommState* state = nullptr;  // null: nothing remembered
+  std::uint64_t epoch = 0;
+  MPI_Comm comm{};
+  MPI_Datatype sendtype{}, recvtype{};
+  MPI_Op op{};
+  int sendcount = 0, recvcount = 0, root = 0;
+  bool sendInPlace = false, recvInPlace = false;
+  const Algorithm* algorithm = nullptr;  // the MPI library's where the selection chose it
+  CallShape shape;                       // for the statistics
+  // check()'s translation of the reduction (never a program's own operation).
+  DataType redType = DataType::kByte;
+  ReduceOp redOp = ReduceOp::kSum;
+  std::size_t redElementBytes = 0;
+
+  bool repeatedBy(const Call& c) const {
+    return comm == c.comm && sendcount == c.sendcount && recvcount == c.recvcount &&
+           root == c.root && sendtype == c.sendtype && recvtype == c.recvtype && op == c.op &&
+           sendInPlace == (c.sendbuf == MPI_IN_PLACE) && recvInPlace == (c.recvbuf == MPI_IN_PLACE);
+  }
+};
+__attribute__((tls_model("initial-exec"))) thread_local std::array<Repeat, kNumCollectives>
+    tRepeats;
+
+// Remembers `call`, decided as `algorithm` (the one selected) on `state`, where it may be.
+void remember(const Call& call, CommState& state, const Algorithm& algorithm,
+              const CallShape& shape, const Memory& memory) {
+  if (call.request || isVector(call.coll) || memory.any() ||
+      (algorithm.kind != AlgorithmKind::kHost && !algorithm.isPmpi()) ||
+      (isReduction(call.coll) && call.red.op == ReduceOp::kUser) || derived(call.sendtype) ||
+      derived(call.recvtype))
+    return;
+  tRepeats[static_cast<std::size_t>(call.coll)] = {.state = &state,
+                                                   .epoch = commStateEpoch(),
+                                                   .comm = call.comm,
+                                                   .sendtype = call.sendtype,
+                                                   .recvtype = call.recvtype,
+                                                   .op = call.op,
+                                                   .sendcount = call.sendcount,
+                                                   .recvcount = call.recvcount,
+                                                   .root = call.root,
+                                                   .sendInPlace = call.sendbuf == MPI_IN_PLACE,
+                                                   .recvInPlace = call.recvbuf == MPI_IN_PLACE,
+                                                   .algorithm = &algorithm,
+                                                   .shape = shape,
+                                                   .redType = call.red.type,
+                                                   .redOp = call.red.op,
+                                                   .redElementBytes = call.red.elementBytes};
+}
+
+// `call` run as the one it repeats was decided, or nothing where it repeats none.
+std::optional<int> runRepeated(Call& call) {
+  const Repeat& r = tRepeats[static_cast<std::size_t>(call.coll)];
+  if (call.request || !r.state || !r.repeatedBy(call) || r.epoch != commStateEpoch() ||
+      runtime().phase.load(std::memory_order_acquire) != Phase::kActive || ReentryGuard::active() ||
+      r.state->outstanding.load(std::memory_order_acquire) > 0)
+    return std::nullopt;
+  Memory memory;
+  if (DeviceMemory* device = deviceMemory()) {
+    memory = classify(call, *device);
+    if (memory.any()) return std::nullopt;
+  }
+  const bool timed = runtime().config.statsMode != StatsMode::kOff;
+  const auto start =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  CommState& state = *r.state;
+  WatchedCall watch(static_cast<int>(call.coll), call.comm);
+  ++state.calls;
+  identify(watch, state, call.comm);
+  call.rank = state.rank;
+  call.size = state.size;
+  call.red.type = r.redType;
+  call.red.op = r.redOp;
+  call.red.elementBytes = r.redElementBytes;
+  std::optional<FallbackReason> reason;
+  if (r.algorithm->isPmpi()) reason = FallbackReason::kSelected;
+  const int rc = runHere(&state, call, r.algorithm, &reason);
+  if (timed) record(call, &r.shape, r.algorithm, reason, memory, start);
+  return rc;
+}
+
 int dispatchUnguarded(Call& call) {
+  if (const std::optional<int> rc = runRepeated(call)) return *rc;
   const Collective coll = call.coll;
   const MPI_Comm comm = call.comm;
   Runtime& rt = runtime();
@@ -484,10 +591,7 @@ int dispatchUnguarded(Call& call) {
     if (!state) return raiseError(comm, rc);
     ++state->calls;
     if (state->inter) reason = FallbackReason::kIntercommunicator;
-    if (watch.active() && !state->inter) {
-      if (!state->boardKey) state->boardKey = boardKey(comm);
-      watch.identify(state->boardKey, state->calls);
-    }
+    identify(watch, *state, comm);
   }
   if (!reason) reason = call.check(state->rank, state->size);
   const bool timed = rt.config.statsMode != StatsMode::kOff;
@@ -537,6 +641,7 @@ int dispatchUnguarded(Call& call) {
                                  ? deviceMemory()
                                  : nullptr)
     memory = classify(call, *device);
+  if (algorithm) remember(call, *state, *algorithm, shape, memory);
   if (call.request && !reason) return startInOperation(*state, call, *algorithm, memory, shape);
   if (call.request && memory.any() && nonblockingReady()) {
     if (timed) record(call, &shape, algorithm, reason, memory, start);

@@ -7,6 +7,10 @@
  *   cycles N K     N cycles of dup + K allreduce/bcast + free (engines reused from the pool)
  *   many N         N communicators alive at once, each past its warm-up (3 barriers) and then
  *                  one allreduce and one bcast
+ *   resplit N      N cycles of a communicator made, past its warm-up, the same calls twice
+ *                  (allreduce, allgather, bcast: a repeated call reuses its decision, shim/
+ *                  dispatch.cc), freed; the communicators alternate between the whole world and
+ *                  halves of it, so that a freed one's handle comes back for one of another size
  *   deterministic  the first allreduce and reduce of doubles on fresh communicators equal the
  *                  serial rank-order sums bit for bit (run with OVERPASS_DETERMINISTIC=1) */
 #include <mpi.h>
@@ -230,6 +234,36 @@ static void many(int n) {
   free(comms);
 }
 
+static void resplit(int n) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int c = 0; c < n; ++c) {
+    MPI_Comm comm;
+    if (c % 2 == 0)
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    else
+      MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comm);
+    int me, p;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &p);
+    for (int b = 0; b < 3; ++b) MPI_Barrier(comm); /* the warm-up */
+    for (int twice = 0; twice < 2; ++twice) {
+      double x = me + 1 + c, y = 0, all[64], z = me == 0 ? c : -1;
+      MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm);
+      expect(y == p * (p + 1) / 2.0 + (double)c * p, "allreduce", "resplit", c);
+      for (int q = 0; q < 64; ++q) all[q] = -1;
+      MPI_Allgather(&x, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, comm);
+      int ok = 1;
+      for (int q = 0; q < 64; ++q) ok &= all[q] == (q < p ? q + 1 + c : -1);
+      expect(ok, "allgather", "resplit", c);
+      MPI_Bcast(&z, 1, MPI_DOUBLE, 0, comm);
+      expect(z == c, "bcast", "resplit", c);
+    }
+    MPI_Comm_free(&comm);
+  }
+}
+
 /* Values whose sum depends on the order: only the serial left-to-right order gives `serial`. */
 static void deterministic(void) {
   int rank, size;
@@ -266,6 +300,8 @@ int main(int argc, char** argv) {
     cycles(argc > 2 ? atoi(argv[2]) : 100, argc > 3 ? atoi(argv[3]) : 6);
   else if (!strcmp(mode, "many"))
     many(argc > 2 ? atoi(argv[2]) : 200);
+  else if (!strcmp(mode, "resplit"))
+    resplit(argc > 2 ? atoi(argv[2]) : 100);
   else if (!strcmp(mode, "deterministic"))
     deterministic();
   long mine[2] = {g_pass, g_fail}, tot[2] = {0, 0};
