@@ -35,6 +35,35 @@ bool parseRange(std::string_view s, std::size_t* lo, std::size_t* hi) {
   return true;
 }
 
+// A count field, "np=..." or "nodes=...": N or LO-HI (half-open, HI may be inf), from 1 to
+// kMaxRanks, once per rule (*seen); `what` names it in messages ("team size").
+bool parseCount(std::string_view f, const std::string& what, bool* seen, int* min, int* max,
+                std::string* why) {
+  const std::string_view name = f.substr(0, f.find('=') + 1), r = f.substr(name.size());
+  std::size_t lo = 0, hi = 0;
+  if (const auto exact = parseSize(r); exact && r.find('-') == std::string_view::npos &&
+                                       *exact != std::numeric_limits<std::size_t>::max()) {
+    lo = *exact;
+    hi = *exact + 1;
+  } else if (!parseRange(r, &lo, &hi)) {
+    *why = "'" + std::string(f) + "' is not a " + what + ": " + std::string(name) + "N or " +
+           std::string(name) + "LO-HI (half-open, HI may be inf)";
+    return false;
+  }
+  if (*seen) {
+    *why = "'" + std::string(f) + "': a second " + what + " in one rule";
+    return false;
+  }
+  if (lo < 1 || lo > kMaxRanks) {
+    *why = "'" + std::string(f) + "': " + what + "s are 1 to " + std::to_string(kMaxRanks);
+    return false;
+  }
+  *seen = true;
+  *min = static_cast<int>(lo);
+  *max = hi > kMaxRanks ? std::numeric_limits<int>::max() : static_cast<int>(hi);
+  return true;
+}
+
 std::string algorithmsOf(Collective coll) {
   std::string names;
   for (const Algorithm& a : algorithms())
@@ -53,7 +82,7 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
     return std::nullopt;
   }
   rule.coll = *coll;
-  bool sized = false, ranked = false;
+  bool sized = false, ranked = false, noded = false;
   for (std::size_t i = 1; i < fields.size(); ++i) {
     const std::string_view f = fields[i];
     if (!f.empty() && f.front() == '@') {
@@ -68,28 +97,11 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
         return std::nullopt;
       }
     } else if (f.rfind("np=", 0) == 0) {
-      std::size_t lo = 0, hi = 0;
-      const std::string_view r = f.substr(3);
-      if (const auto exact = parseSize(r); exact && r.find('-') == std::string_view::npos &&
-                                           *exact != std::numeric_limits<std::size_t>::max()) {
-        lo = *exact;
-        hi = *exact + 1;
-      } else if (!parseRange(r, &lo, &hi)) {
-        *why = "'" + std::string(f) +
-               "' is not a team size: np=N or np=LO-HI (half-open, HI may be inf)";
+      if (!parseCount(f, "team size", &ranked, &rule.minRanks, &rule.maxRanks, why))
         return std::nullopt;
-      }
-      if (ranked) {
-        *why = "'" + std::string(f) + "': a second team size in one rule";
+    } else if (f.rfind("nodes=", 0) == 0) {
+      if (!parseCount(f, "node count", &noded, &rule.minNodes, &rule.maxNodes, why))
         return std::nullopt;
-      }
-      if (lo < 1 || lo > kMaxRanks) {
-        *why = "'" + std::string(f) + "': team sizes are 1 to " + std::to_string(kMaxRanks);
-        return std::nullopt;
-      }
-      ranked = true;
-      rule.minRanks = static_cast<int>(lo);
-      rule.maxRanks = hi > kMaxRanks ? std::numeric_limits<int>::max() : static_cast<int>(hi);
     } else if (f.rfind("level=", 0) == 0) {
       const std::string_view l = f.substr(6);
       if (rule.level != TuneRule::Level::kAny) {
@@ -135,7 +147,7 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
     } else {
       *why = "'" + std::string(f) +
              "' is neither a size range (LO-HI with K/M/G or inf, LO < HI), np=..., "
-             "level=..., mem=..., nor @algorithm";
+             "nodes=..., level=..., mem=..., nor @algorithm";
       return std::nullopt;
     }
   }

@@ -39,6 +39,8 @@ struct TuneRule {
   std::size_t maxBytes = std::numeric_limits<std::size_t>::max();  // exclusive; max = inf
   int minRanks = 1;
   int maxRanks = std::numeric_limits<int>::max();  // exclusive; max = inf
+  int minNodes = 1;                                // nodes the team spans
+  int maxNodes = std::numeric_limits<int>::max();  // exclusive; max = inf
   Level level = Level::kAny;
   std::optional<CallMemory> mem;  // none: both
   const Algorithm* algorithm = nullptr;
@@ -48,7 +50,8 @@ struct TuneRule {
   // among the ranks of one node.
   bool matches(const CallShape& call) const {
     if (call.coll != coll || call.bytes < minBytes || call.bytes >= maxBytes ||
-        call.teamSize < minRanks || call.teamSize >= maxRanks || (mem && *mem != call.mem))
+        call.teamSize < minRanks || call.teamSize >= maxRanks || call.nodes < minNodes ||
+        call.nodes >= maxNodes || (mem && *mem != call.mem))
       return false;
     switch (level) {
       case Level::kAny:

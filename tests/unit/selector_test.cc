@@ -66,6 +66,14 @@ TEST(Tune, ParsesRulesRangesAndTeamSizes) {
   EXPECT_EQ((*rules)[4].text, "gather:1m-1G:@linear");
   ASSERT_TRUE(parseTune("allreduce:1k-Inf:np=1K:@ring", &error)) << error;  // either case
   EXPECT_EQ((*parseTune("allreduce:1k-Inf:np=1K:@ring", &error))[0].minRanks, 1024);
+  auto nodes = parseTune("alltoall:nodes=1:@pmpi#alltoall:nodes=2-inf:np=4:@bruck", &error);
+  ASSERT_TRUE(nodes) << error;
+  CallShape spread = shape(Collective::kAlltoall, 64, 4);
+  EXPECT_TRUE((*nodes)[0].matches(spread));  // one node: CallShape's default
+  EXPECT_FALSE((*nodes)[1].matches(spread));
+  spread.nodes = 2;
+  EXPECT_FALSE((*nodes)[0].matches(spread));
+  EXPECT_TRUE((*nodes)[1].matches(spread));
   ASSERT_TRUE(parseTune("  ", &error));
   EXPECT_TRUE(parseTune("", &error)->empty());
 }
@@ -102,6 +110,13 @@ TEST(Tune, ErrorsNameTheBadToken) {
   EXPECT_NE(tuneError("allreduce:np=inf:@ring").find("is not a team size"), std::string::npos);
   EXPECT_NE(tuneError("barrier:1-inf:@pmpi").find("barrier has no size"), std::string::npos);
   EXPECT_NE(tuneError("allreduce:np=x:@ring").find("'np=x' is not a team size"), std::string::npos);
+  EXPECT_NE(tuneError("allreduce:nodes=0:@ring").find("'nodes=0': node counts are 1 to"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:nodes=2:nodes=3:@ring").find("a second node count"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:nodes=a-b:@ring")
+                .find("'nodes=a-b' is not a node count: nodes=N or nodes=LO-HI"),
+            std::string::npos);
   EXPECT_NE(tuneError("allreduce:@ring##bcast:@binomial").find("token 2 '': empty rule"),
             std::string::npos);
   EXPECT_NE(tuneError("allreduce:99999999999999999999K-inf:@ring").find("neither a size"),
@@ -117,11 +132,13 @@ TEST(Tune, FormatsSizesAsTheGrammarWritesThem) {
   EXPECT_EQ(formatSize(SIZE_MAX), "inf");
 }
 
-// The built-in rules hand a call to the MPI library only where it was measured faster: tiny
-// bcast at 3-4 ranks, gather and scatter at 2-4 (their root returns without waiting); alltoallv,
-// gatherv and scatterv at 2-4 (no size every rank knows, and no algorithm of Overpass's matched
-// the MPI library at every size); allgatherv at 2. Never a reduction: deterministic mode must
-// keep its rank-order algorithms, and Open MPI gets MIN/MAX of MPI_OFFSET wrong.
+// The built-in rules hand a call to the MPI library only where it was measured faster, or where
+// no algorithm of Overpass's was faster (on one node): tiny bcast at 3-4 ranks, gather and
+// scatter at 2-4 (their root returns without waiting); at 2 ranks gather from 32 KiB, scatter of
+// 8-64 KiB and alltoall from 8 KiB, at 3-4 alltoall from 32 KiB; alltoallv, gatherv and scatterv
+// at 2-4 (no size every rank knows, and no algorithm of Overpass's matched the MPI library at
+// every size); allgatherv at 2. Never a reduction: deterministic mode must keep its rank-order
+// algorithms, and Open MPI gets MIN/MAX of MPI_OFFSET wrong.
 bool measuredPmpi(Collective coll, std::size_t bytes, int p) {
   using enum Collective;
   if (p < 2 || p >= 5) return false;
@@ -129,8 +146,11 @@ bool measuredPmpi(Collective coll, std::size_t bytes, int p) {
     case kBcast:
       return p >= 3 && bytes < 512;
     case kGather:
+      return bytes < 1024 || (p == 2 && bytes >= (32u << 10));
     case kScatter:
-      return bytes < 1024;
+      return bytes < 1024 || (p == 2 && bytes >= (8u << 10) && bytes < (64u << 10));
+    case kAlltoall:
+      return bytes >= (p == 2 ? 8u << 10 : 32u << 10);
     case kAlltoallv:
     case kGatherv:
     case kScatterv:
