@@ -25,30 +25,17 @@ const std::string_view kDefaultTune =
     "#gather:np=2-5:@linear#scatter:np=2-5:@linear"
     // The node's shared memory (rules that apply only where the team shares one node; the ones
     // above decide elsewhere), where it was measured faster (docs/PERFORMANCE.md, "Node shared
-    // memory"). np 2: allreduce small, small rooted collectives (a one-round flag exchange),
-    // bcast from 16 MiB (at 4 MiB 0.63x Open MPI, every call after a barrier: the binomial tree's
-    // one message is at parity there); reduce at every size (the other rank's vector pipelined into
+    // memory"). np 2: allreduce small, small rooted collectives (a one-round flag exchange);
+    // reduce at every size (the other rank's vector pipelined into
     // the root's combination: np 2, every call after a barrier, 4 KiB 0.5 us against Open
     // MPI's 2.2, 32-64 KiB 1.2-1.5x, 256 KiB-4 MiB 1.05-1.4x); allreduce from 1 MiB by reading the
     // peer's memory (1.03-2.05x where the two cores sit close, 1.07-1.70x where a cache line's
     // round trip between them takes 0.5 us and the shm allreduce falls to 0.5x;
     // docs/PERFORMANCE.md, issue 19).
     "#allreduce:0-16K:np=2:@shm#allreduce:1M-inf:np=2:@cma"
-    "#bcast:0-16K:np=2:@shm#bcast:16M-inf:np=2:@shm"
+    "#bcast:0-16K:np=2:@shm"
     "#reduce:np=2:@shm"
     "#scatter:1K-8K:np=2:@shm"
-    // Issue 19, every call after a barrier, each ratio to Open MPI's own call timed in the same
-    // process (overpass-bench --paired), np 2: gather through shared memory up to 32 KiB blocks
-    // (16 KiB: 1.03-1.15x where the two cores are far apart, 2.6-2.9x where close, 3.8x back to
-    // back; the linear gather 0.88-0.97x), the MPI library's from 32 KiB (the linear gather
-    // 0.96-1.0x, nothing of Overpass's faster); scatter of 8-64 KiB blocks and alltoall from 8 KiB
-    // blocks to the MPI library (the linear scatter 0.88-0.99x at 16 KiB, faster only from 64 KiB;
-    // the pairwise alltoall 0.88-0.98x, shm 1.67x or 0.77x by the machine's state). np 3-4:
-    // alltoall from 32 KiB blocks to the MPI library (the linear one 0.61-1.46x at 64 KiB,
-    // 0.92-0.97x from 256 KiB; pairwise 0.64-0.81x). The MPI library's only on one node (nodes=1),
-    // where it was measured.
-    "#gather:1K-32K:np=2:@shm#gather:32K-inf:np=2:nodes=1:@pmpi"
-    "#scatter:8K-64K:np=2:nodes=1:@pmpi#alltoall:8K-inf:np=2:nodes=1:@pmpi"
     // np 3-4 on 2 cores, waiting ranks yielding at once ("Small messages when ranks outnumber
     // cores"): allreduce, allgather, reduce_scatter_block and barrier everywhere (np 4, 4 KiB
     // allreduce: 9 us vs 36 for Open MPI); bcast from 512 B to 64 KiB, gather and scatter from
@@ -66,7 +53,30 @@ const std::string_view kDefaultTune =
     "#reduce:0-32K:np=3-5:@shm"
     "#gather:0-1K:np=2-5:@pmpi#gather:1K-16K:np=3-5:@shm"
     "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-32K:np=3-5:@shm"
-    "#alltoall:0-32K:np=3-5:@shm#alltoall:32K-inf:np=3-5:nodes=1:@pmpi"
+    "#alltoall:0-32K:np=3-5:@shm"
+    // Issue 19, every call after a barrier, each ratio to Open MPI's own call timed in the same
+    // process in alternating batches (overpass-bench --paired), np 2 and 4, both states of the
+    // machine (docs/PERFORMANCE.md, "Every call after a barrier"); sizes in blocks. np 2: gather
+    // through shared memory up to 16 KiB blocks (8 KiB: 1.03-2.9x by the state, 3.8x back to
+    // back; the linear gather 0.88-0.97x; 32 KiB: 0.23-0.61x). Where no algorithm of Overpass's
+    // was faster than the MPI library on one node, the MPI library's own (nodes=1: only where it
+    // was measured): np 2, gather from 16 KiB blocks (linear 0.96-1.0x), scatter of 8-64 KiB
+    // blocks (linear 0.88-0.99x), alltoall from 8 KiB blocks (pairwise 0.88-0.98x; shm 1.67x or
+    // 0.77x by the state), allgather from 32 KiB blocks (the ring 0.94-0.99x), bcast from 16 KiB
+    // (the binomial tree 0.92-0.98x, shm from 16 MiB 0.56-0.82x); np 3-4, alltoall from 16 KiB
+    // blocks (shm 0.63x at 16 KiB in both states), allgather from 4 MiB blocks (shm 0.70-1.10x,
+    // the ring 0.89-1.12x, the MPI library 0.97-1.11x), gather of 64-256 KiB blocks (linear
+    // 0.91-0.94x), bcast of 64 KiB-1 MiB (the binomial tree 0.41-0.55x, shm 0.76-1.14x, the MPI
+    // library 0.98-1.0x). np 3-4, reduce through shared memory up to 4 MiB (no reduction goes to
+    // the MPI library by a built-in rule; 64 KiB 1.10-1.28x against the binomial tree's 0.94x;
+    // 256 KiB-1 MiB 0.83-0.87x in both states, where the tree gave 1.20-1.36x in one and
+    // 0.49-0.50x in the other).
+    "#gather:1K-16K:np=2:@shm#gather:16K-inf:np=2:nodes=1:@pmpi"
+    "#scatter:8K-64K:np=2:nodes=1:@pmpi#alltoall:8K-inf:np=2:nodes=1:@pmpi"
+    "#allgather:32K-inf:np=2:nodes=1:@pmpi#bcast:16K-inf:np=2:nodes=1:@pmpi"
+    "#alltoall:16K-inf:np=3-5:nodes=1:@pmpi#gather:64K-256K:np=3-5:nodes=1:@pmpi"
+    "#bcast:64K-1M:np=3-5:nodes=1:@pmpi#allgather:4M-inf:np=3-5:nodes=1:@pmpi"
+    "#reduce:0-4M:np=3-5:@shm"
     // The vector collectives and the scans (docs/PERFORMANCE.md, "Vector collectives and scans",
     // one node, np 2 and 4, 2026-12-04). Alltoallv, gatherv and scatterv have no size every rank
     // knows (they are selected as calls of 0 bytes), so one algorithm serves all their sizes, and

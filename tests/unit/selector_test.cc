@@ -134,23 +134,28 @@ TEST(Tune, FormatsSizesAsTheGrammarWritesThem) {
 
 // The built-in rules hand a call to the MPI library only where it was measured faster, or where
 // no algorithm of Overpass's was faster (on one node): tiny bcast at 3-4 ranks, gather and
-// scatter at 2-4 (their root returns without waiting); at 2 ranks gather from 32 KiB, scatter of
-// 8-64 KiB and alltoall from 8 KiB, at 3-4 alltoall from 32 KiB; alltoallv, gatherv and scatterv
-// at 2-4 (no size every rank knows, and no algorithm of Overpass's matched the MPI library at
-// every size); allgatherv at 2. Never a reduction: deterministic mode must keep its rank-order
-// algorithms, and Open MPI gets MIN/MAX of MPI_OFFSET wrong.
+// scatter at 2-4 (their root returns without waiting); at 2 ranks gather from 16 KiB blocks,
+// scatter of 8-64 KiB blocks, alltoall from 8 KiB blocks, allgather from 32 KiB blocks and bcast
+// from 16 KiB; at 3-4 alltoall from 16 KiB blocks, allgather from 4 MiB blocks, gather of
+// 64-256 KiB blocks and bcast of 64 KiB-1 MiB; alltoallv, gatherv and scatterv at 2-4 (no size
+// every rank knows, and no algorithm of Overpass's matched the MPI library at every size);
+// allgatherv at 2. Never a reduction: deterministic mode must keep its rank-order algorithms, and
+// Open MPI gets MIN/MAX of MPI_OFFSET wrong.
 bool measuredPmpi(Collective coll, std::size_t bytes, int p) {
   using enum Collective;
   if (p < 2 || p >= 5) return false;
+  constexpr std::size_t kK = 1024;
   switch (coll) {
     case kBcast:
-      return p >= 3 && bytes < 512;
+      return p == 2 ? bytes >= 16 * kK : bytes < 512 || (bytes >= 64 * kK && bytes < kK * kK);
     case kGather:
-      return bytes < 1024 || (p == 2 && bytes >= (32u << 10));
+      return bytes < kK || (p == 2 ? bytes >= 16 * kK : bytes >= 64 * kK && bytes < 256 * kK);
     case kScatter:
-      return bytes < 1024 || (p == 2 && bytes >= (8u << 10) && bytes < (64u << 10));
+      return bytes < kK || (p == 2 && bytes >= 8 * kK && bytes < 64 * kK);
     case kAlltoall:
-      return bytes >= (p == 2 ? 8u << 10 : 32u << 10);
+      return bytes >= (p == 2 ? 8 : 16) * kK;
+    case kAllgather:
+      return bytes >= (p == 2 ? 32 * kK : 4 * kK * kK);
     case kAlltoallv:
     case kGatherv:
     case kScatterv:
@@ -205,7 +210,8 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   };
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 512, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kReduce, 4096, 3), "shm");
-  EXPECT_EQ(onOneNode(Collective::kReduce, 64 << 10, 3), "binomial");
+  EXPECT_EQ(onOneNode(Collective::kReduce, 64 << 10, 3), "shm");
+  EXPECT_EQ(onOneNode(Collective::kReduce, 8 << 20, 3), "binomial");
 }
 
 // The built-in rules take the hierarchical algorithms over several nodes whether or not the
