@@ -483,11 +483,11 @@ void identify(WatchedCall& watch, CommState& state, MPI_Comm comm) {
 // from those (the checks, the translation of the reduction, the shape, the selection) is then
 // what it derived the time before, so each thread remembers, per collective, its last blocking
 // call with the decision taken, and a call that repeats it goes straight to that algorithm or to
-// the MPI library: about two thirds of Overpass's own instructions in a small call
-// (docs/PERFORMANCE.md). Remembered only where nothing else took part in the decision: datatypes
-// and operation predefined (a program's own may be freed, and the handle come back for another),
-// no vector collective (the contents of its arrays), the communicator's engine running, a host
-// algorithm or the MPI library selected. Checked at each repeat: Overpass active
+// the MPI library: more than half of Overpass's own instructions in a small call
+// (docs/PERFORMANCE.md, "Third campaign"). Remembered only where nothing else took part in the
+// decision: datatypes and operation predefined (a program's own may be freed, and the handle come
+// back for another), no vector collective (the contents of its arrays), the communicator's engine
+// running, a host algorithm or the MPI library selected. Checked at each repeat: Overpass active
 // and not reentered, the communicator's state the same (commStateEpoch), no nonblocking call of
 // it outstanding (they drain first), no device buffer. Constant-initialised (null handles), so
 // that a thread reaches it without a TLS wrapper.
