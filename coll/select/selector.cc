@@ -62,18 +62,18 @@ const std::string_view kDefaultTune =
     // was faster than the MPI library on one node, the MPI library's own (nodes=1: only where it
     // was measured): np 2, gather from 16 KiB blocks (linear 0.96-1.0x), scatter of 8-64 KiB
     // blocks (linear 0.88-0.99x), alltoall from 8 KiB blocks (pairwise 0.88-0.98x; shm 1.67x or
-    // 0.77x by the state), allgather from 32 KiB blocks (the ring 0.94-0.99x), bcast from 16 KiB
-    // (the binomial tree 0.92-0.98x, shm from 16 MiB 0.56-0.82x); np 3-4, alltoall from 16 KiB
-    // blocks (shm 0.63x at 16 KiB in both states), allgather from 4 MiB blocks (shm 0.70-1.10x,
-    // the ring 0.89-1.12x, the MPI library 0.97-1.11x), gather of 64-256 KiB blocks (linear
-    // 0.91-0.94x), bcast of 64 KiB-1 MiB (the binomial tree 0.41-0.55x, shm 0.76-1.14x, the MPI
-    // library 0.98-1.0x). np 3-4, reduce through shared memory up to 4 MiB (no reduction goes to
-    // the MPI library by a built-in rule; 64 KiB 1.10-1.28x against the binomial tree's 0.94x;
-    // 256 KiB-1 MiB 0.83-0.87x in both states, where the tree gave 1.20-1.36x in one and
-    // 0.49-0.50x in the other).
+    // 0.77x by the state), allgather from 16 KiB blocks (the ring 0.91-0.99x, shm 1.14x or 0.51x by
+    // the state), bcast from 16 KiB (the binomial tree 0.92-0.98x, shm from 16 MiB 0.56-0.82x); np
+    // 3-4, alltoall from 16 KiB blocks (shm 0.63x at 16 KiB in both states), allgather from 4 MiB
+    // blocks (shm 0.70-1.10x, the ring 0.89-1.12x, the MPI library 0.97-1.11x), gather of 64-256
+    // KiB blocks (linear 0.91-0.94x), bcast of 64 KiB-1 MiB (the binomial tree 0.41-0.55x, shm
+    // 0.76-1.14x, the MPI library 0.98-1.0x). np 3-4, reduce through shared memory up to 4 MiB (no
+    // reduction goes to the MPI library by a built-in rule; 64 KiB 1.10-1.28x against the binomial
+    // tree's 0.94x; 256 KiB-1 MiB 0.83-0.87x in both states, where the tree gave 1.20-1.36x in one
+    // and 0.49-0.50x in the other).
     "#gather:1K-16K:np=2:@shm#gather:16K-inf:np=2:nodes=1:@pmpi"
     "#scatter:8K-64K:np=2:nodes=1:@pmpi#alltoall:8K-inf:np=2:nodes=1:@pmpi"
-    "#allgather:32K-inf:np=2:nodes=1:@pmpi#bcast:16K-inf:np=2:nodes=1:@pmpi"
+    "#allgather:16K-inf:np=2:nodes=1:@pmpi#bcast:16K-inf:np=2:nodes=1:@pmpi"
     "#alltoall:16K-inf:np=3-5:nodes=1:@pmpi#gather:64K-256K:np=3-5:nodes=1:@pmpi"
     "#bcast:64K-1M:np=3-5:nodes=1:@pmpi#allgather:4M-inf:np=3-5:nodes=1:@pmpi"
     "#reduce:0-4M:np=3-5:@shm"

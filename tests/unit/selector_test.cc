@@ -135,7 +135,7 @@ TEST(Tune, FormatsSizesAsTheGrammarWritesThem) {
 // The built-in rules hand a call to the MPI library only where it was measured faster, or where
 // no algorithm of Overpass's was faster (on one node): tiny bcast at 3-4 ranks, gather and
 // scatter at 2-4 (their root returns without waiting); at 2 ranks gather from 16 KiB blocks,
-// scatter of 8-64 KiB blocks, alltoall from 8 KiB blocks, allgather from 32 KiB blocks and bcast
+// scatter of 8-64 KiB blocks, alltoall from 8 KiB blocks, allgather from 16 KiB blocks and bcast
 // from 16 KiB; at 3-4 alltoall from 16 KiB blocks, allgather from 4 MiB blocks, gather of
 // 64-256 KiB blocks and bcast of 64 KiB-1 MiB; alltoallv, gatherv and scatterv at 2-4 (no size
 // every rank knows, and no algorithm of Overpass's matched the MPI library at every size);
@@ -155,7 +155,7 @@ bool measuredPmpi(Collective coll, std::size_t bytes, int p) {
     case kAlltoall:
       return bytes >= (p == 2 ? 8 : 16) * kK;
     case kAllgather:
-      return bytes >= (p == 2 ? 32 * kK : 4 * kK * kK);
+      return bytes >= (p == 2 ? 16 * kK : 4 * kK * kK);
     case kAlltoallv:
     case kGatherv:
     case kScatterv:
