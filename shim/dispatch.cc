@@ -544,8 +544,9 @@ void remember(const Call& call, CommState& state, const Algorithm& algorithm,
 // `call` run as the one it repeats was decided, or nothing where it repeats none.
 std::optional<int> runRepeated(Call& call) {
   const Repeat& r = tRepeats[static_cast<std::size_t>(call.coll)];
+  const Runtime& rt = runtime();
   if (call.request || !r.state || !r.repeatedBy(call) || r.epoch != commStateEpoch() ||
-      runtime().phase.load(std::memory_order_acquire) != Phase::kActive || ReentryGuard::active() ||
+      rt.phase.load(std::memory_order_acquire) != Phase::kActive || ReentryGuard::active() ||
       r.state->outstanding.load(std::memory_order_acquire) > 0)
     return std::nullopt;
   Memory memory;
@@ -553,7 +554,7 @@ std::optional<int> runRepeated(Call& call) {
     memory = classify(call, *device);
     if (memory.any()) return std::nullopt;
   }
-  const bool timed = runtime().config.statsMode != StatsMode::kOff;
+  const bool timed = rt.config.statsMode != StatsMode::kOff;
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   CommState& state = *r.state;

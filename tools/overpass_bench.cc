@@ -22,6 +22,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -1338,7 +1339,6 @@ std::vector<Timing> Bench::timeSides(int sides, Body&& body) {
     linkBefore = linkNow();
   }
   std::vector<std::vector<double>> own(count);  // --sync-each: every timed call's time here
-  std::vector<double> total(count, 0.0);
   for (std::size_t side = 0; side < count; ++side) {
     ts[side].perCall.resize(batches);
     ts[side].partPerCall.resize(batches);
@@ -1366,7 +1366,6 @@ std::vector<Timing> Bench::timeSides(int sides, Body&& body) {
       }
       t.perCall[batch] = elapsed / t.iters;
       t.partPerCall[batch] = part / t.iters;
-      total[side] += elapsed;
     }
   }
   if (link) {
@@ -1389,7 +1388,9 @@ std::vector<Timing> Bench::timeSides(int sides, Body&& body) {
       t.callP50 = quantile(slowest, 0.5);
       t.callP99 = quantile(slowest, 0.99);
     }
-    t.mean = total[side] / (static_cast<double>(t.iters) * static_cast<double>(batches));
+    // Every batch has t.iters calls: the mean per call is the mean of the batches' means.
+    t.mean =
+        std::accumulate(t.perCall.begin(), t.perCall.end(), 0.0) / static_cast<double>(batches);
   }
   return ts;
 }

@@ -40,17 +40,16 @@ const std::string_view kDefaultTune =
     // cores"): allreduce, allgather, reduce_scatter_block and barrier everywhere (np 4, 4 KiB
     // allreduce: 9 us vs 36 for Open MPI); bcast from 512 B to 64 KiB, gather and scatter from
     // 1 KiB blocks, alltoall up to 32 KiB blocks (np 4, 512 B alltoall: 4.9 us vs 7.2); reduce
-    // up to 32 KiB. Issue 19, every call after a barrier (np 4): reduce below 512 B too (16-256
-    // B 0.85-1.18x Open MPI against the binomial tree's 0.75-0.80x); bcast from 64 KiB and reduce
-    // from 1 MiB by the binomial tree (bcast 1-64 MiB 1.24-4.4x against shm's 0.94-2.3x, reduce
-    // 1-16 MiB 1.38-1.54x against 0.63-1.25x). Tiny rooted collectives go to the MPI library
-    // (gather and scatter at np 2 too): its root returns without waiting for anyone (np 4, 8 B
-    // bcast: 0.3 us; np 2, 64 B gather: 0.2 us against 0.7 through shm), where every
-    // shared-memory round waits for the last rank's previous round.
+    // up to 32 KiB (since the paired campaign below, up to 4 MiB). Issue 19, every call after a
+    // barrier (np 4): reduce below 512 B too (16-256 B 0.85-1.18x Open MPI against the binomial
+    // tree's 0.75-0.80x); bcast from 64 KiB and reduce from 1 MiB by the binomial tree (bcast 1-64
+    // MiB 1.24-4.4x against shm's 0.94-2.3x, reduce 1-16 MiB 1.38-1.54x against 0.63-1.25x). Tiny
+    // rooted collectives go to the MPI library (gather and scatter at np 2 too): its root returns
+    // without waiting for anyone (np 4, 8 B bcast: 0.3 us; np 2, 64 B gather: 0.2 us against 0.7
+    // through shm), where every shared-memory round waits for the last rank's previous round.
     "#allreduce:np=3-5:@shm#allgather:np=3-5:@shm#reduce_scatter_block:np=3-5:@shm"
     "#barrier:np=3-5:@shm"
     "#bcast:0-512:np=3-5:@pmpi#bcast:512-64K:np=3-5:@shm"
-    "#reduce:0-32K:np=3-5:@shm"
     "#gather:0-1K:np=2-5:@pmpi#gather:1K-16K:np=3-5:@shm"
     "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-32K:np=3-5:@shm"
     "#alltoall:0-32K:np=3-5:@shm"
