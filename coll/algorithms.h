@@ -82,6 +82,7 @@ Status allreduceShm(const CollArgs& args, Team& team);
 Status allreduceCma(const CollArgs& args, Team& team);
 Status bcastShm(const CollArgs& args, Team& team);
 Status reduceShm(const CollArgs& args, Team& team);
+Status reduceCma(const CollArgs& args, Team& team);
 Status gatherShm(const CollArgs& args, Team& team);
 Status scatterShm(const CollArgs& args, Team& team);
 Status allgatherShm(const CollArgs& args, Team& team);

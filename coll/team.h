@@ -23,10 +23,11 @@ class Selector;
 // level that run one after the other may reuse the same slots.
 enum class ScratchSlot : int {
   // ---- phases (coll/ring_reduce_scatter, rank_order_reduce_scatter, shm_reduce,
-  // node_reduce_scatter, coll/phases/): run inside flat and hierarchical algorithms ----
-  kPhaseIncoming,  // ring reduce-scatter: the incoming block; shm reduce: the even partials
+  // node_reduce_scatter, cma, coll/phases/): run inside flat and hierarchical algorithms ----
+  kPhaseIncoming,  // ring reduce-scatter: the incoming block; shm reduce: the even partials;
+                   // cma reduce: a bounce buffer
   kPhaseBlocks,    // rank-order reduce-scatter: every rank's copy of the own block; shm reduce:
-                   // the odd partials
+                   // the odd partials; cma reduce: the other bounce buffer
   // ---- flat algorithms (those of the registry that run no sub-group), around their phases ----
   kIncoming,   // a received message before it is combined or unpacked: recursive doubling's and
                // Rabenseifner's partner vector, the binomial reduce's child partial, k-nomial's

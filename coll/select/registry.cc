@@ -56,6 +56,10 @@ constexpr bool onOneNode(const CallShape& c) {
 constexpr bool onOneNodeWithRoomForP(const CallShape& c) {
   return c.shmBuffer >= static_cast<std::size_t>(c.teamSize) * 64;
 }
+// The cma algorithms: a CmaCard and the agreement's byte (coll/phases/cma.h) in one buffer.
+constexpr bool onOneNodeWithRoomForACard(const CallShape& c) {
+  return c.shmBuffer >= 64;
+}
 // The shm alltoallv and scatterv: p slots of 64 bytes after a 64-byte header.
 constexpr bool onOneNodeWithRoomForPAndHeader(const CallShape& c) {
   return c.shmBuffer >= (static_cast<std::size_t>(c.teamSize) + 1) * 64;
@@ -160,11 +164,11 @@ constexpr std::array kAlgorithms = {
               },
               onOneNode, true},
     Algorithm{kAllreduce, "cma",
-              "two ranks of one node: each reads the peer's half of the vector from the peer's "
-              "memory (process_vm_readv) and reduces it, then reads the peer's reduced half",
+              "one node: each rank reads its block of the peers' vectors from their memory "
+              "(process_vm_readv) and reduces it, then reads the others' reduced blocks",
               allreduceCma,
               nullptr,  // chosen by rules only (measured on one machine)
-              [](const CallShape& c) { return c.teamSize == 2 && c.shmBuffer >= 64; }, true},
+              onOneNodeWithRoomForACard, true},
     OVERPASS_STAGED_PIPELINE(kAllreduce),
     OVERPASS_DEVICE_IPC(kAllreduce,
                         "device buffers on one node: each rank reduces its slice of the peers' "
@@ -328,6 +332,12 @@ constexpr std::array kAlgorithms = {
                 return shmCost(m, 2 * chunks(c, c.bytes), 2.0 * c.bytes);
               },
               onOneNode, true},
+    Algorithm{kReduce, "cma",
+              "one node: each rank reads its block of the peers' vectors from their memory "
+              "(process_vm_readv), reduces it and writes it into the root's (process_vm_writev)",
+              reduceCma,
+              nullptr,  // chosen by rules only (measured on one machine)
+              onOneNodeWithRoomForACard, true},
     OVERPASS_STAGED_PIPELINE(kReduce),
     // ---- allgather ----
     OVERPASS_PMPI(kAllgather),

@@ -458,47 +458,65 @@ TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
     }
 }
 
-// The cma allreduce (coll/allreduce/cma.cc): two ranks reading each other's memory (here threads
-// of one process, which may read their own), in place or not, on a non-commutative operation,
-// over several chunks of its 64 KiB bounce buffer and an odd split; every type and operation.
-TEST(Reductions, CmaAllreduceOnTwoRanksKeepsTheOperandOrderInPlace) {
+// The cma allreduce and reduce (coll/phases/cma.h): ranks reading each other's memory and
+// writing the root's (here threads of one process, which may read and write their own), at every
+// root, in place or not, on a non-commutative operation, over several chunks of the 64 KiB
+// bounce buffers and uneven blocks; every type and operation on two ranks (three and four:
+// Reductions.EveryAlgorithmEveryTypeAndOperation).
+TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
   const UserReduce op = leftBiased();
-  const Algorithm* cma = findAlgorithm(Collective::kAllreduce, "cma");
-  ASSERT_NE(cma, nullptr);
-  for (std::size_t n : {1ul, 2ul, 40001ul})
-    for (bool inPlace : {false, true}) {
-      std::vector<std::vector<double>> results(2);
-      runTeam(2, [&](Team& team) {
-        std::vector<double> in(n), out(n, -1);
-        for (std::size_t i = 0; i < n; ++i) in[i] = value(team.rank(), i);
-        if (inPlace) out = in;
-        CollArgs a = leftBiasedArgs(Collective::kAllreduce, n, &op);
-        a.sendbuf = inPlace ? out.data() : in.data();
-        a.recvbuf = out.data();
-        ASSERT_EQ(cma->run(a, team), Status::kOk);
-        results[team.rank()] = out;
-      });
-      for (int r = 0; r < 2; ++r) {
-        ASSERT_EQ(results[r].size(), n);
-        for (std::size_t i = 0; i < n; ++i)
-          ASSERT_EQ(results[r][i], 2 * value(0, i) - value(1, i))
-              << "n " << n << (inPlace ? " in place" : "") << " rank " << r << " element " << i;
+  for (Collective coll : {Collective::kAllreduce, Collective::kReduce}) {
+    const Algorithm* cma = findAlgorithm(coll, "cma");
+    ASSERT_NE(cma, nullptr);
+    const bool rooted = coll == Collective::kReduce;
+    for (int p : {2, 3, 4})
+      for (std::size_t n : {1ul, 2ul, 40001ul})
+        for (int root = 0; root < (rooted ? p : 1); ++root)
+          for (bool inPlace : {false, true}) {
+            std::vector<std::vector<double>> results(static_cast<std::size_t>(p));
+            runTeam(p, [&](Team& team) {
+              const int r = team.rank();
+              const bool receives = !rooted || r == root;
+              std::vector<double> in(n), out(n, -1);
+              for (std::size_t i = 0; i < n; ++i) in[i] = value(r, i);
+              if (inPlace && receives) out = in;
+              CollArgs a = leftBiasedArgs(coll, n, &op);
+              a.root = root;
+              a.sendbuf = inPlace && receives ? out.data() : in.data();
+              a.recvbuf = receives ? out.data() : nullptr;
+              ASSERT_EQ(cma->run(a, team), Status::kOk);
+              if (receives) results[static_cast<std::size_t>(r)] = out;
+            });
+            for (int r = 0; r < p; ++r) {
+              if (rooted && r != root) continue;
+              const std::vector<double>& got = results[static_cast<std::size_t>(r)];
+              ASSERT_EQ(got.size(), n);
+              for (std::size_t i = 0; i < n; ++i) {
+                double expected = value(0, i);
+                for (int q = 1; q < p; ++q) expected = 2 * expected - value(q, i);
+                ASSERT_EQ(got[i], expected)
+                    << collectiveName(coll) << " p " << p << " n " << n << " root " << root
+                    << (inPlace ? " in place" : "") << " rank " << r << " element " << i;
+              }
+            }
+          }
+    for (std::size_t t = 0; t < static_cast<std::size_t>(DataType::kCount); ++t)
+      for (std::size_t o = 0; o < static_cast<std::size_t>(ReduceOp::kUser); ++o) {
+        const auto type = static_cast<DataType>(t);
+        const auto o2 = static_cast<ReduceOp>(o);
+        if (!isValidReduction(type, o2)) continue;
+        const std::size_t n = 5;
+        std::vector<unsigned char> order = elements(type, 1, n);
+        reduceLocal(elements(type, 0, n).data(), order.data(), n, type, o2);  // x0 op x1
+        const auto results =
+            runReduction(*cma, 2, n, type, o2, [&](int r) { return elements(type, r, n); });
+        for (int r = 0; r < 2; ++r)
+          if (!results[r].empty())
+            EXPECT_EQ(canonical(type, results[r].data(), n), canonical(type, order.data(), n))
+                << collectiveName(coll) << " " << dataTypeName(type) << " " << reduceOpName(o2)
+                << " rank " << r;
       }
-    }
-  for (std::size_t t = 0; t < static_cast<std::size_t>(DataType::kCount); ++t)
-    for (std::size_t o = 0; o < static_cast<std::size_t>(ReduceOp::kUser); ++o) {
-      const auto type = static_cast<DataType>(t);
-      const auto o2 = static_cast<ReduceOp>(o);
-      if (!isValidReduction(type, o2)) continue;
-      const std::size_t n = 5;
-      std::vector<unsigned char> order = elements(type, 1, n);
-      reduceLocal(elements(type, 0, n).data(), order.data(), n, type, o2);  // x0 op x1
-      const auto results =
-          runReduction(*cma, 2, n, type, o2, [&](int r) { return elements(type, r, n); });
-      for (int r = 0; r < 2; ++r)
-        EXPECT_EQ(canonical(type, results[r].data(), n), canonical(type, order.data(), n))
-            << dataTypeName(type) << " " << reduceOpName(o2) << " rank " << r;
-    }
+  }
 }
 
 // ---- Device algorithms (coll/device/device_ipc.h) on the simulated device ----

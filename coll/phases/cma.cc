@@ -1,0 +1,150 @@
+#include "coll/phases/cma.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+#include "kernels/reduce_kernels.h"
+#include "shm/channel.h"
+
+namespace overpass {
+namespace {
+
+static_assert(sizeof(CmaCard) + 1 <= 64, "a card and the agreement's byte: the registry's room");
+
+// A bounce buffer's size: each chunk costs one process_vm_readv or writev per operand, whose
+// setup (pinning the peer's pages) outweighed the cache: np 2, cma reduce of 1 MiB, 102 us with
+// 64 KiB chunks, 77 with 256 KiB, 68 with 1 MiB; 4 MiB chunks were slower again from 16 MiB
+// (docs/PERFORMANCE.md, "Reading the peers' memory").
+constexpr std::size_t kChunkBytes = 1 << 20;
+
+// process_vm_readv (write = false) or process_vm_writev of `bytes` between `local` and `remote`,
+// resumed after a partial transfer or a signal.
+bool transfer(pid_t pid, void* local, std::uint64_t remote, std::size_t bytes, bool write) {
+  while (bytes > 0) {
+    iovec here{local, bytes};
+    iovec there{reinterpret_cast<void*>(remote), bytes};
+    const ssize_t moved = write ? process_vm_writev(pid, &here, 1, &there, 1, 0)
+                                : process_vm_readv(pid, &here, 1, &there, 1, 0);
+    if (moved <= 0) {
+      if (moved < 0 && errno == EINTR) continue;
+      if (moved == 0) errno = EFAULT;
+      return false;
+    }
+    local = static_cast<unsigned char*>(local) + moved;
+    remote += static_cast<std::uint64_t>(moved);
+    bytes -= static_cast<std::size_t>(moved);
+  }
+  return true;
+}
+
+Status failed(const char* what) {
+  OVERPASS_ERROR("cma: %s the peer's memory failed: %s", what, std::strerror(errno));
+  return Status::kTransportError;
+}
+
+}  // namespace
+
+bool cmaRead(pid_t pid, void* local, std::uint64_t remote, std::size_t bytes) {
+  return transfer(pid, local, remote, bytes, false);
+}
+
+bool cmaWrite(pid_t pid, std::uint64_t remote, const void* local, std::size_t bytes) {
+  return transfer(pid, const_cast<void*>(local), remote, bytes, true);
+}
+
+CmaCard cmaCard(const ShmChannel& ch, int q) {
+  CmaCard card;
+  std::memcpy(&card, ch.peer(q), sizeof card);
+  return card;
+}
+
+Status cmaOpen(const CollArgs& args, Team& team) {
+  ShmChannel& ch = *team.shm;
+  if (ch.peerReads() == ShmChannel::PeerReads::kNo) return Status::kDeclined;
+  CmaCard mine{static_cast<std::int64_t>(getpid()),
+               reinterpret_cast<std::uint64_t>(args.sendbuf),
+               reinterpret_cast<std::uint64_t>(args.recvbuf),
+               {}};
+  const std::size_t headBytes = std::min<std::size_t>(args.bytes, sizeof mine.head);
+  if (headBytes > 0) std::memcpy(mine.head, args.sendbuf, headBytes);
+  OVERPASS_CHECK(ch.reserve());
+  std::memcpy(ch.next(), &mine, sizeof mine);
+  OVERPASS_CHECK(ch.sync());
+  if (ch.peerReads() == ShmChannel::PeerReads::kYes) return Status::kOk;
+
+  // The channel's first call: can this rank read every peer's memory? All learn all.
+  bool can = true;
+  unsigned char head[sizeof mine.head];
+  errno = 0;
+  for (int q = 0; q < ch.size() && can; ++q) {
+    if (q == ch.rank()) continue;
+    const CmaCard peer = cmaCard(ch, q);
+    can = cmaRead(static_cast<pid_t>(peer.pid), head, peer.in, headBytes) &&
+          std::memcmp(head, peer.head, headBytes) == 0;
+  }
+  if (!can)
+    OVERPASS_DEBUG("cma: cannot read a peer's memory (%s): declined from now on",
+                   errno ? std::strerror(errno) : "not the bytes it published");
+  // The card again (cmaCard reads the last round), then the answer.
+  OVERPASS_CHECK(ch.reserve());
+  std::memcpy(ch.next(), &mine, sizeof mine);
+  ch.next()[sizeof mine] = can;
+  OVERPASS_CHECK(ch.sync());
+  bool all = true;
+  for (int q = 0; q < ch.size(); ++q) all = all && ch.peer(q)[sizeof mine];
+  ch.setPeerReads(all ? ShmChannel::PeerReads::kYes : ShmChannel::PeerReads::kNo);
+  return all ? Status::kOk : Status::kDeclined;
+}
+
+Status cmaReduceSlice(const CollArgs& args, Team& team, std::size_t first, std::size_t last,
+                      int dest) {
+  if (last <= first) return Status::kOk;
+  const ShmChannel& ch = *team.shm;
+  const int me = ch.rank(), p = ch.size();
+  const std::size_t e = args.bytes / args.count;
+  const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / e);
+  const std::size_t bounceBytes = std::min(chunk, last - first) * e;
+  unsigned char* const bounce[2] = {
+      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseIncoming, bounceBytes)),
+      static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseBlocks, bounceBytes))};
+  const auto* in = static_cast<const unsigned char*>(args.sendbuf);
+  auto* out = static_cast<unsigned char*>(args.recvbuf);
+  const CmaCard target = cmaCard(ch, dest);
+  for (std::size_t at = first; at < last; at += chunk) {
+    const std::size_t n = std::min(chunk, last - at), offset = at * e, bytes = n * e;
+    // Rank q's operand: this rank's own where it is, a peer's read into `into`.
+    auto operand = [&](int q, unsigned char* into) -> const unsigned char* {
+      if (q == me) return in + offset;
+      const CmaCard peer = cmaCard(ch, q);
+      return cmaRead(static_cast<pid_t>(peer.pid), into, peer.in + offset, bytes) ? into : nullptr;
+    };
+    const unsigned char* left = operand(0, bounce[0]);  // x0 op ... op x(q-1)
+    if (!left) return failed("reading");
+    for (int q = 1; q < p; ++q) {
+      // The partial result goes into the bounce buffer that `left` is not, where rank q's operand
+      // is read (reduceInto: the result may be the second operand, never the first).
+      unsigned char* spare = left == bounce[0] ? bounce[1] : bounce[0];
+      const unsigned char* right = operand(q, spare);
+      if (!right) return failed("reading");
+      unsigned char* result = spare;
+      const bool home = q == p - 1 && dest == me;
+      if (home && left != out + offset) result = out + offset;
+      reduceInto(left, right, result, n, args.type, args.op, args.user);
+      left = result;
+    }
+    if (dest != me) {
+      if (!cmaWrite(static_cast<pid_t>(target.pid), target.out + offset, left, bytes))
+        return failed("writing");
+    } else if (left != out + offset) {
+      std::memcpy(out + offset, left, bytes);  // x0 was out's own (in place at rank 0 of two)
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace overpass

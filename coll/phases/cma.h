@@ -1,0 +1,63 @@
+// Cross-memory attach (Linux process_vm_readv / process_vm_writev) among the ranks of one node:
+// a rank reads its peers' buffers, and writes into them, itself, with no copy into shared memory
+// and out again. The cma algorithms (coll/allreduce/cma.cc, coll/reduce/cma.cc) are built of:
+//
+// - cmaOpen: one round of the node channel (shm/channel.h) in which each rank publishes its
+//   process id and the addresses of its send and receive buffers (a CmaCard), read afterwards with
+//   cmaCard(). At the channel's first call the ranks learn whether each may read every peer's
+//   memory (the same user, the same pid namespace, no ptrace restriction: each reads the first
+//   bytes of every peer's send buffer, which must be those the peer published) and agree on it in
+//   one more round; the channel remembers it. Where any rank cannot, every rank declines, at
+//   every call. Writing needs the same permission as reading (the kernel checks one ptrace access
+//   mode for both).
+// - cmaReduceSlice: elements [first, last) of every rank's send buffer combined in rank order
+//   (x0 op x1 op ... op x(p-1): the sequence of every rank-order algorithm), chunk by chunk through
+//   two bounce buffers of up to 1 MiB, each chunk of the result written into a
+//   rank's receive buffer: this rank's own, or a peer's (process_vm_writev).
+//
+// Between cmaOpen and the next round of the channel, every rank's published buffers are in use:
+// an algorithm ends with a round after which no rank reads or writes a peer's memory any more.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "coll/coll_args.h"
+#include "coll/team.h"
+#include "common/status.h"
+
+namespace overpass {
+
+// What a rank publishes in cmaOpen's round: its process, its buffers, and the first bytes of its
+// send buffer, which a peer's first read must find there (a process id seen from another pid
+// namespace names another process, or none).
+struct CmaCard {
+  std::int64_t pid;
+  std::uint64_t in, out;
+  unsigned char head[8];
+};
+
+// Copies `bytes` at `remote` in process `pid` into `local` (read) or from `local` to `remote`
+// (write); false on failure, errno set.
+bool cmaRead(pid_t pid, void* local, std::uint64_t remote, std::size_t bytes);
+bool cmaWrite(pid_t pid, std::uint64_t remote, const void* local, std::size_t bytes);
+
+// Publishes this rank's card (args.sendbuf, args.recvbuf) in one round of team.shm; kDeclined
+// where the ranks may not read each other's memory (every rank alike), kOk where they may.
+// Needs team.shm.
+Status cmaOpen(const CollArgs& args, Team& team);
+
+// Rank q's card of the last cmaOpen.
+CmaCard cmaCard(const ShmChannel& ch, int q);
+
+// Combines elements [first, last) of every rank's send buffer in rank order into byte
+// first * element of rank `dest`'s receive buffer (this rank's own: written directly; a peer's:
+// through process_vm_writev). The peers' operands are read from their send buffers. In place
+// (args.sendbuf == args.recvbuf) the result overwrites this rank's operand only after reading it.
+// kTransportError where reading or writing a peer's memory fails (logged).
+Status cmaReduceSlice(const CollArgs& args, Team& team, std::size_t first, std::size_t last,
+                      int dest);
+
+}  // namespace overpass
