@@ -34,6 +34,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tools/line_probe.h"
 #include "tools/size_text.h"
 
 #ifdef OVERPASS_BENCH_CUDA
@@ -913,7 +914,8 @@ class Bench {
         moveModel_(makeValueModel(type, std::nullopt, np)),
         reduceModel_(makeValueModel(type, op.op, np)),
         hostSend_(stagingBytes + sizeof(double)),
-        hostRecv_(stagingBytes + sizeof(double)) {}
+        hostRecv_(stagingBytes + sizeof(double)),
+        probe_(kComm) {}
 
   // Runs every selected collective; returns the exit status on rank 0.
   int run(const std::vector<Coll>& colls, const std::vector<std::size_t>& sizes);
@@ -938,7 +940,8 @@ class Bench {
   std::vector<Column> columns() const;
   void printHeader(const std::vector<std::size_t>& sizes) const;
   void printRow(const Call& k, const Shape& s, const std::vector<Cell>& cells) const;
-  void record(Form form, const Call& k, const Shape& s, const Cell& c);
+  void record(Form form, const Call& k, const Shape& s, const Cell& c,
+              const std::optional<double>& rttBefore, const std::optional<double>& rttAfter);
   bool setUpLink();
   LinkCounters linkNow() const;
   std::vector<LinkCounters> gatherLink(const LinkCounters& perCall) const;
@@ -967,6 +970,7 @@ class Bench {
   bool linkReader_ = false;
   std::vector<std::string> hosts_;
   LinkCounters barrierLink_;
+  tools::LineProbe probe_;  // the machine's state before and after each row (tools/line_probe.h)
 };
 
 // `calls` calls on fresh data, each with its own buffers and values (calls > 1: the nonblocking
@@ -1651,6 +1655,10 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
                 pool_.capacity() / kKiB / kKiB, o_.memory.c_str());
   else
     std::printf("# buffers hot (reused)  memory %s\n", o_.memory.c_str());
+  if (probe_.ready())
+    std::printf(
+        "# the machine's state: a cache line's round trip between ranks 0 and 1 before and after "
+        "each row (--json row_line_rtt_ns)\n");
   if (!o_.netdev.empty())
     std::printf("# link: bytes and packets per call on %s of each of %zu hosts (--json)\n",
                 o_.netdev.c_str(), hosts_.size());
@@ -1752,7 +1760,8 @@ void Bench::printRow(const Call& k, const Shape& s, const std::vector<Cell>& cel
   std::fflush(stdout);
 }
 
-void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c) {
+void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c,
+                   const std::optional<double>& rttBefore, const std::optional<double>& rttAfter) {
   const CollInfo& info = collInfo(k.coll);
   nlohmann::json r = {
       {"coll", callName(k.coll, k.nonblocking)},
@@ -1787,6 +1796,10 @@ void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c) {
     r["test_calls"] = o_.testsDuringCompute;
   }
   if (form == Form::kBurst) r["burst"] = o_.burst;  // the times are per burst
+  // A cache line's round trip between ranks 0 and 1 before and after the row (null where they
+  // share no node).
+  r["row_line_rtt_ns"] =
+      rttBefore && rttAfter ? nlohmann::json{*rttBefore, *rttAfter} : nlohmann::json(nullptr);
   if (o_.syncEach) {
     r["call_p50_us"] = c.callP50Us;
     r["call_p99_us"] = c.callP99Us;
@@ -1864,6 +1877,7 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
       for (Form form : forms_) {
         std::vector<Cell> cells;
         Call k{};
+        const std::optional<double> rttBefore = probe_.measure();
         for (bool inPlace : modes_) {
           k = {coll,
                inPlace,
@@ -1879,15 +1893,21 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
           Cell c;
           if (!inPlace || info.hasInPlace) c = measure(form, k, *shape);
           cells.push_back(c);
-          if (rank_ != 0 || !c.ran) continue;
+        }
+        const std::optional<double> rttAfter = probe_.measure();
+        if (rank_ != 0) continue;
+        for (std::size_t m = 0; m < cells.size(); ++m) {
+          const Cell& c = cells[m];
+          if (!c.ran) continue;
           totalWrong_ += c.wrong;
           if (coll != Coll::kBarrier) {
             busbwSum_ += c.busbw;
             ++busbwCount_;
           }
-          record(form, k, *shape, c);
+          k.inPlace = modes_[m];
+          record(form, k, *shape, c, rttBefore, rttAfter);
         }
-        if (rank_ == 0) printRow(k, *shape, cells);
+        printRow(k, *shape, cells);
       }
     }
   }

@@ -117,6 +117,13 @@ def check_sizes(a, failures):
             and 0 < row["library_call_p50_us"] <= row["library_call_p99_us"]
             and row["wrong"] == 0 for row in rows):
         failures.append(f"--paired: rows {rows}")
+    # The machine's state per row (tools/line_probe.h): ranks 0 and 1 share this node, so every
+    # row carries a cache line's round trip between them before and after it, in ns.
+    if "# the machine's state: a cache line's round trip" not in r.stdout:
+        failures.append("row states: no line in the header")
+    if not rows or not all(len(row.get("row_line_rtt_ns") or []) == 2 and
+                           all(0 < x < 1e9 for x in row["row_line_rtt_ns"]) for row in rows):
+        failures.append(f"row states: no row_line_rtt_ns pair in {rows}")
 
 
 def check_demo(a, failures):
@@ -152,7 +159,9 @@ def check_demo(a, failures):
                     r"other \d+\.$",
                     r"^A/A \(ompi/overpass-off, the same code underneath\): per-repetition "
                     r"ratios within \[[0-9.]+, [0-9.]+\]",
-                    r"^Training loop, np \d+: overpass at [0-9.]+x the speed of ompi per step"]:
+                    r"^Training loop, np \d+: overpass at [0-9.]+x the speed of ompi per step",
+                    r"^By the machine's state: each repetition's ratio filed under the state",
+                    r"^\| coll \| np \| bytes \| ompi/overpass fast \[n\] / slow \[n\] \|"]:
         if not re.search(pattern, table, re.M):
             failures.append(f"output lacks /{pattern}/")
     for c in configs:
