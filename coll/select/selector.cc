@@ -66,25 +66,24 @@ const std::string_view kDefaultTune =
     // 3-4, alltoall from 16 KiB blocks (shm 0.63x at 16 KiB in both states), allgather from 4 MiB
     // blocks (shm 0.70-1.10x, the ring 0.89-1.12x, the MPI library 0.97-1.11x), gather of 64-256
     // KiB blocks (linear 0.91-0.94x), bcast of 64 KiB-1 MiB (the binomial tree 0.41-0.55x, shm
-    // 0.76-1.14x, the MPI library 0.98-1.0x). np 3-4, reduce through shared memory up to 4 MiB (no
+    // 0.76-1.14x, the MPI library 0.98-1.0x). np 3-4, reduce through shared memory up to 1 MiB (no
     // reduction goes to the MPI library by a built-in rule; 64 KiB 1.10-1.28x against the binomial
     // tree's 0.94x; 256 KiB-1 MiB 0.83-0.87x in both states, where the tree gave 1.20-1.36x in one
-    // and 0.49-0.50x in the other; from 4 MiB the cma reduce, below).
+    // and 0.49-0.50x in the other; from 1 MiB the cma reduce, below).
     "#gather:1K-16K:np=2:@shm#gather:16K-inf:np=2:nodes=1:@pmpi"
     "#scatter:8K-64K:np=2:nodes=1:@pmpi#alltoall:8K-inf:np=2:nodes=1:@pmpi"
     "#allgather:16K-inf:np=2:nodes=1:@pmpi#bcast:16K-inf:np=2:nodes=1:@pmpi"
     "#alltoall:16K-inf:np=3-5:nodes=1:@pmpi#gather:64K-256K:np=3-5:nodes=1:@pmpi"
     "#bcast:64K-1M:np=3-5:nodes=1:@pmpi#allgather:4M-inf:np=3-5:nodes=1:@pmpi"
-    "#reduce:0-4M:np=3-5:@shm"
-    // From 4 MiB at 3-4 ranks, the cma reduce (coll/phases/cma.h: each rank reduces its block of
-    // the peers' vectors, read from their memory, and writes it into the root's): np 4, 1.34-2.23x
-    // Open MPI at 4-64 MiB in two paired runs (np 3: 0.93-1.28x), where the binomial tree gave
-    // 0.68-1.48x and shm 0.77-1.43x (the third campaign's tree 0.80-1.09x in either state).
-    // cma was measured in the machine's slow state only: below 4 MiB (shm 1.2-1.5x in the fast
-    // state, 0.5-1.1x in the slow one, cma 0.95-1.4x in the slow one) and for allreduce (cma
-    // 1.2-1.5x at 8-64 MiB against shm's 1.0-1.3x in the slow state, shm 1.7-1.9x in the fast one)
-    // the rules wait for a run in the fast state.
-    "#reduce:4M-inf:np=3-5:nodes=1:@cma"
+    "#reduce:0-1M:np=3-5:@shm"
+    // From 1 MiB at 3-4 ranks, the cma reduce (coll/phases/cma.h: each rank reduces its block of
+    // the peers' vectors, read from their memory, and writes it into the root's). Paired runs,
+    // np 4: 1 MiB 0.95-1.21x Open MPI in five runs of the slow state, where shm gave 0.55-0.99x
+    // (0.83x in the fast rows of one run); 4-64 MiB 1.34-2.23x (1.44-1.53x in fast rows), where
+    // the binomial tree gave 0.68-1.48x and shm 0.77-1.43x; np 3 at 1-64 MiB 0.93-1.28x, shm
+    // 0.75-1.19x, the tree 0.68-0.98x. Allreduce stays with shm: cma was 0.93-1.46x at 1-64 MiB
+    // in the slow state, shm 0.84-1.47x there and 1.23-1.82x in the fast rows.
+    "#reduce:1M-inf:np=3-5:nodes=1:@cma"
     // The vector collectives and the scans (docs/PERFORMANCE.md, "Vector collectives and scans",
     // one node, np 2 and 4, 2026-12-04). Alltoallv, gatherv and scatterv have no size every rank
     // knows (they are selected as calls of 0 bytes), so one algorithm serves all their sizes, and

@@ -211,8 +211,8 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 512, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kReduce, 4096, 3), "shm");
   EXPECT_EQ(onOneNode(Collective::kReduce, 64 << 10, 3), "shm");
-  EXPECT_EQ(onOneNode(Collective::kReduce, 2 << 20, 4), "shm");
-  EXPECT_EQ(onOneNode(Collective::kReduce, 4 << 20, 4), "cma");
+  EXPECT_EQ(onOneNode(Collective::kReduce, 512 << 10, 4), "shm");
+  EXPECT_EQ(onOneNode(Collective::kReduce, 1 << 20, 4), "cma");
   EXPECT_EQ(onOneNode(Collective::kReduce, 8 << 20, 3), "cma");
   EXPECT_EQ(onOneNode(Collective::kAllreduce, 16 << 20, 4), "shm");
   // Without a node's shared memory (cma cannot serve), the rules before it.
