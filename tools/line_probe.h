@@ -2,8 +2,8 @@
 // of a run: the round trip of one cache line between their cpus (overpass-membw -l reads it
 // between two threads of one process). On the virtual machines of docs/PERFORMANCE.md it changes
 // within seconds (about 110 ns or 500 ns), and every shared-memory figure with it, the MPI
-// library's too; overpass-bench reads it before and after each row, so that each row says which
-// state it ran in, not only the process's start.
+// library's too; overpass-bench --line-rtt reads it before and after each row, so that each row
+// says which state it ran in, not only the process's start.
 //
 // Ranks 0 and 1 ping-pong two counters in a window of shared memory (MPI_Win_allocate_shared),
 // each waiting for the other's count: a few thousand trips, at most about 2 ms. Where ranks 0

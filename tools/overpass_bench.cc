@@ -741,6 +741,7 @@ struct Options {
   int burst = 0;               // --burst: calls posted before one MPI_Waitall (0: not)
   bool syncEach = false;       // --sync-each: a PMPI_Barrier before every timed call
   bool paired = false;         // --paired: batches alternating with PMPI_<coll>'s
+  bool lineRtt = false;        // --line-rtt: the machine's state before and after each row
 };
 
 std::size_t lastLevelCacheBytes() {
@@ -915,7 +916,7 @@ class Bench {
         reduceModel_(makeValueModel(type, op.op, np)),
         hostSend_(stagingBytes + sizeof(double)),
         hostRecv_(stagingBytes + sizeof(double)),
-        probe_(kComm) {}
+        probe_(o.lineRtt ? std::make_optional<tools::LineProbe>(kComm) : std::nullopt) {}
 
   // Runs every selected collective; returns the exit status on rank 0.
   int run(const std::vector<Coll>& colls, const std::vector<std::size_t>& sizes);
@@ -970,7 +971,8 @@ class Bench {
   bool linkReader_ = false;
   std::vector<std::string> hosts_;
   LinkCounters barrierLink_;
-  tools::LineProbe probe_;  // the machine's state before and after each row (tools/line_probe.h)
+  // --line-rtt: the machine's state before and after each row (tools/line_probe.h).
+  std::optional<tools::LineProbe> probe_;
 };
 
 // `calls` calls on fresh data, each with its own buffers and values (calls > 1: the nonblocking
@@ -1655,7 +1657,7 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
                 pool_.capacity() / kKiB / kKiB, o_.memory.c_str());
   else
     std::printf("# buffers hot (reused)  memory %s\n", o_.memory.c_str());
-  if (probe_.ready())
+  if (probe_ && probe_->ready())
     std::printf(
         "# the machine's state: a cache line's round trip between ranks 0 and 1 before and after "
         "each row (--json row_line_rtt_ns)\n");
@@ -1877,7 +1879,7 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
       for (Form form : forms_) {
         std::vector<Cell> cells;
         Call k{};
-        const std::optional<double> rttBefore = probe_.measure();
+        const std::optional<double> rttBefore = probe_ ? probe_->measure() : std::nullopt;
         for (bool inPlace : modes_) {
           k = {coll,
                inPlace,
@@ -1894,7 +1896,7 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
           if (!inPlace || info.hasInPlace) c = measure(form, k, *shape);
           cells.push_back(c);
         }
-        const std::optional<double> rttAfter = probe_.measure();
+        const std::optional<double> rttAfter = probe_ ? probe_->measure() : std::nullopt;
         if (rank_ != 0) continue;
         for (std::size_t m = 0; m < cells.size(); ++m) {
           const Cell& c = cells[m];
@@ -2046,6 +2048,10 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
                "the calls, the median and 99th percentile of each call's slowest rank (--json: "
                "sync_each, call_p50_us, call_p99_us)")
       ->excludes(overlap);
+  app.add_flag("--line-rtt", o.lineRtt,
+               "Read the machine's state before and after each row: a cache line's round trip "
+               "between ranks 0 and 1 where they share a node, through shared memory (--json "
+               "row_line_rtt_ns; a few ms per reading)");
   app.add_flag("--paired", o.paired,
                "Time the MPI library's own call (PMPI_<coll>, past any preloaded interposer) "
                "beside the call under test, in the same process: their batches alternate (AB, "

@@ -103,7 +103,7 @@ def check_sizes(a, failures):
         out = os.path.join(tmp, "bench.json")
         r = run([a.mpiexec, "-np", str(a.np), a.bench, "--coll", "allreduce,barrier", "-b", "8",
                  "-e", "4K", "-f", "8", "-n", "10", "-w", "1", "--batches", "4", "--sync-each",
-                 "--paired", "--json", out])
+                 "--paired", "--line-rtt", "--json", out])
         rows = json.load(open(out)) if r.returncode == 0 else []
     if r.returncode != 0:
         failures.append(f"overpass-bench --paired exited {r.returncode}")
@@ -117,8 +117,8 @@ def check_sizes(a, failures):
             and 0 < row["library_call_p50_us"] <= row["library_call_p99_us"]
             and row["wrong"] == 0 for row in rows):
         failures.append(f"--paired: rows {rows}")
-    # The machine's state per row (tools/line_probe.h): ranks 0 and 1 share this node, so every
-    # row carries a cache line's round trip between them before and after it, in ns.
+    # --line-rtt, the machine's state per row (tools/line_probe.h): ranks 0 and 1 share this node,
+    # so every row carries a cache line's round trip between them before and after it, in ns.
     if "# the machine's state: a cache line's round trip" not in r.stdout:
         failures.append("row states: no line in the header")
     if not rows or not all(len(row.get("row_line_rtt_ns") or []) == 2 and
