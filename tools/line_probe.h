@@ -33,7 +33,6 @@ class LineProbe {
     int together = 0;
     MPI_Comm_size(node, &together);
     if (together == 2) {
-      ready_ = true;
       rank_ = rank;
       void* mine = nullptr;
       MPI_Win_allocate_shared(rank == 0 ? 2 * kLine : 0, 1, MPI_INFO_NULL, node, &mine, &win_);
@@ -57,14 +56,14 @@ class LineProbe {
     if (pair_ != MPI_COMM_NULL) MPI_Comm_free(&pair_);
   }
   // Whether ranks 0 and 1 share a node (known at those two ranks; false elsewhere).
-  bool ready() const { return ready_; }
+  bool ready() const { return win_ != MPI_WIN_NULL; }
   LineProbe(const LineProbe&) = delete;
   LineProbe& operator=(const LineProbe&) = delete;
 
   // Collective over the `comm` of the constructor (ranks other than 0 and 1 return at once): at
   // rank 0, the mean round trip in ns; nothing elsewhere, or where ranks 0 and 1 share no node.
   std::optional<double> measure() {
-    if (!ready_) return std::nullopt;
+    if (!ready()) return std::nullopt;
     PMPI_Barrier(pair_);
     if (rank_ == 1) {  // answers each count until rank 0 posts a negative one
       for (;;) {
@@ -105,7 +104,6 @@ class LineProbe {
   MPI_Comm pair_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;
   int rank_ = -1;
-  bool ready_ = false;
   std::atomic<long>* ping_ = nullptr;  // written by rank 0
   std::atomic<long>* pong_ = nullptr;  // written by rank 1
   long count_ = 0;                     // rank 0: the last count posted

@@ -32,13 +32,13 @@ namespace overpass {
 Status allreduceCma(const CollArgs& args, Team& team) {
   if (!team.shm) return Status::kDeclined;
   if (args.count == 0) return Status::kOk;
-  if (const Status opened = cmaOpen(args, team); opened != Status::kOk) return opened;
+  std::vector<CmaCard> cards;
+  if (const Status opened = cmaOpen(args, team, cards); opened != Status::kOk) return opened;
   ShmChannel& ch = *team.shm;
   const int me = ch.rank(), p = ch.size();
   const BlockSplit blocks(args, p);
-  std::vector<CmaCard> cards(static_cast<std::size_t>(p));  // read before the next round
-  for (int q = 0; q < p; ++q) cards[static_cast<std::size_t>(q)] = cmaCard(ch, q);
-  if (const Status s = cmaReduceSlice(args, team, blocks.first(me), blocks.first(me + 1), me);
+  if (const Status s =
+          cmaReduceSlice(args, team, cards, blocks.first(me), blocks.first(me + 1), me);
       s != Status::kOk)
     return s;
   OVERPASS_CHECK(ch.sync());  // every block done; nobody reads the inputs any more

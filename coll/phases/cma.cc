@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "common/log.h"
 #include "kernels/reduce_kernels.h"
@@ -14,7 +15,7 @@
 namespace overpass {
 namespace {
 
-static_assert(sizeof(CmaCard) + 1 <= 64, "a card and the agreement's byte: the registry's room");
+static_assert(sizeof(CmaCard) <= 64, "a card in one buffer: the registry's room");
 
 // A bounce buffer's size: each chunk costs one process_vm_readv or writev per operand, whose
 // setup (pinning the peer's pages) outweighed the cache: np 2, cma reduce of 1 MiB, 102 us with
@@ -57,13 +58,7 @@ bool cmaWrite(pid_t pid, std::uint64_t remote, const void* local, std::size_t by
   return transfer(pid, const_cast<void*>(local), remote, bytes, true);
 }
 
-CmaCard cmaCard(const ShmChannel& ch, int q) {
-  CmaCard card;
-  std::memcpy(&card, ch.peer(q), sizeof card);
-  return card;
-}
-
-Status cmaOpen(const CollArgs& args, Team& team) {
+Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards) {
   ShmChannel& ch = *team.shm;
   if (ch.peerReads() == ShmChannel::PeerReads::kNo) return Status::kDeclined;
   CmaCard mine{static_cast<std::int64_t>(getpid()),
@@ -75,6 +70,9 @@ Status cmaOpen(const CollArgs& args, Team& team) {
   OVERPASS_CHECK(ch.reserve());
   std::memcpy(ch.next(), &mine, sizeof mine);
   OVERPASS_CHECK(ch.sync());
+  cards.resize(static_cast<std::size_t>(ch.size()));
+  for (int q = 0; q < ch.size(); ++q)
+    std::memcpy(&cards[static_cast<std::size_t>(q)], ch.peer(q), sizeof mine);
   if (ch.peerReads() == ShmChannel::PeerReads::kYes) return Status::kOk;
 
   // The channel's first call: can this rank read every peer's memory? All learn all.
@@ -83,26 +81,24 @@ Status cmaOpen(const CollArgs& args, Team& team) {
   errno = 0;
   for (int q = 0; q < ch.size() && can; ++q) {
     if (q == ch.rank()) continue;
-    const CmaCard peer = cmaCard(ch, q);
+    const CmaCard& peer = cards[static_cast<std::size_t>(q)];
     can = cmaRead(static_cast<pid_t>(peer.pid), head, peer.in, headBytes) &&
           std::memcmp(head, peer.head, headBytes) == 0;
   }
   if (!can)
     OVERPASS_DEBUG("cma: cannot read a peer's memory (%s): declined from now on",
                    errno ? std::strerror(errno) : "not the bytes it published");
-  // The card again (cmaCard reads the last round), then the answer.
   OVERPASS_CHECK(ch.reserve());
-  std::memcpy(ch.next(), &mine, sizeof mine);
-  ch.next()[sizeof mine] = can;
+  *ch.next() = can;
   OVERPASS_CHECK(ch.sync());
   bool all = true;
-  for (int q = 0; q < ch.size(); ++q) all = all && ch.peer(q)[sizeof mine];
+  for (int q = 0; q < ch.size(); ++q) all = all && *ch.peer(q);
   ch.setPeerReads(all ? ShmChannel::PeerReads::kYes : ShmChannel::PeerReads::kNo);
   return all ? Status::kOk : Status::kDeclined;
 }
 
-Status cmaReduceSlice(const CollArgs& args, Team& team, std::size_t first, std::size_t last,
-                      int dest) {
+Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCard>& cards,
+                      std::size_t first, std::size_t last, int dest) {
   if (last <= first) return Status::kOk;
   const ShmChannel& ch = *team.shm;
   const int me = ch.rank(), p = ch.size();
@@ -114,13 +110,13 @@ Status cmaReduceSlice(const CollArgs& args, Team& team, std::size_t first, std::
       static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseBlocks, bounceBytes))};
   const auto* in = static_cast<const unsigned char*>(args.sendbuf);
   auto* out = static_cast<unsigned char*>(args.recvbuf);
-  const CmaCard target = cmaCard(ch, dest);
+  const CmaCard& target = cards[static_cast<std::size_t>(dest)];
   for (std::size_t at = first; at < last; at += chunk) {
     const std::size_t n = std::min(chunk, last - at), offset = at * e, bytes = n * e;
     // Rank q's operand: this rank's own where it is, a peer's read into `into`.
     auto operand = [&](int q, unsigned char* into) -> const unsigned char* {
       if (q == me) return in + offset;
-      const CmaCard peer = cmaCard(ch, q);
+      const CmaCard& peer = cards[static_cast<std::size_t>(q)];
       return cmaRead(static_cast<pid_t>(peer.pid), into, peer.in + offset, bytes) ? into : nullptr;
     };
     const unsigned char* left = operand(0, bounce[0]);  // x0 op ... op x(q-1)

@@ -3,8 +3,8 @@
 // and out again. The cma algorithms (coll/allreduce/cma.cc, coll/reduce/cma.cc) are built of:
 //
 // - cmaOpen: one round of the node channel (shm/channel.h) in which each rank publishes its
-//   process id and the addresses of its send and receive buffers (a CmaCard), read afterwards with
-//   cmaCard(). At the channel's first call the ranks learn whether each may read every peer's
+//   process id and the addresses of its send and receive buffers (a CmaCard), every rank's handed
+//   back. At the channel's first call the ranks learn whether each may read every peer's
 //   memory (the same user, the same pid namespace, no ptrace restriction: each reads the first
 //   bytes of every peer's send buffer, which must be those the peer published) and agree on it in
 //   one more round; the channel remembers it. Where any rank cannot, every rank declines, at
@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "coll/coll_args.h"
 #include "coll/team.h"
@@ -44,20 +45,17 @@ struct CmaCard {
 bool cmaRead(pid_t pid, void* local, std::uint64_t remote, std::size_t bytes);
 bool cmaWrite(pid_t pid, std::uint64_t remote, const void* local, std::size_t bytes);
 
-// Publishes this rank's card (args.sendbuf, args.recvbuf) in one round of team.shm; kDeclined
-// where the ranks may not read each other's memory (every rank alike), kOk where they may.
-// Needs team.shm.
-Status cmaOpen(const CollArgs& args, Team& team);
-
-// Rank q's card of the last cmaOpen.
-CmaCard cmaCard(const ShmChannel& ch, int q);
+// Publishes this rank's card (args.sendbuf, args.recvbuf) in one round of team.shm and gives
+// every rank's in `cards` (by rank); kDeclined where the ranks may not read each other's memory
+// (every rank alike), kOk where they may. Needs team.shm.
+Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards);
 
 // Combines elements [first, last) of every rank's send buffer in rank order into byte
 // first * element of rank `dest`'s receive buffer (this rank's own: written directly; a peer's:
 // through process_vm_writev). The peers' operands are read from their send buffers. In place
 // (args.sendbuf == args.recvbuf) the result overwrites this rank's operand only after reading it.
 // kTransportError where reading or writing a peer's memory fails (logged).
-Status cmaReduceSlice(const CollArgs& args, Team& team, std::size_t first, std::size_t last,
-                      int dest);
+Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCard>& cards,
+                      std::size_t first, std::size_t last, int dest);
 
 }  // namespace overpass

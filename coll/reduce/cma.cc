@@ -28,12 +28,13 @@ namespace overpass {
 Status reduceCma(const CollArgs& args, Team& team) {
   if (!team.shm) return Status::kDeclined;
   if (args.count == 0) return Status::kOk;
-  if (const Status opened = cmaOpen(args, team); opened != Status::kOk) return opened;
+  std::vector<CmaCard> cards;
+  if (const Status opened = cmaOpen(args, team, cards); opened != Status::kOk) return opened;
   ShmChannel& ch = *team.shm;
   const int me = ch.rank();
   const BlockSplit blocks(args, ch.size());
   if (const Status s =
-          cmaReduceSlice(args, team, blocks.first(me), blocks.first(me + 1), args.root);
+          cmaReduceSlice(args, team, cards, blocks.first(me), blocks.first(me + 1), args.root);
       s != Status::kOk)
     return s;
   OVERPASS_CHECK(ch.sync());  // every block written; nobody reads the inputs any more

@@ -56,7 +56,7 @@ constexpr bool onOneNode(const CallShape& c) {
 constexpr bool onOneNodeWithRoomForP(const CallShape& c) {
   return c.shmBuffer >= static_cast<std::size_t>(c.teamSize) * 64;
 }
-// The cma algorithms: a CmaCard and the agreement's byte (coll/phases/cma.h) in one buffer.
+// The cma algorithms: a CmaCard (coll/phases/cma.h) in one buffer.
 constexpr bool onOneNodeWithRoomForACard(const CallShape& c) {
   return c.shmBuffer >= 64;
 }
