@@ -167,7 +167,7 @@ def main():
         check_help(mpi + ["--help"], ["--minbytes", "--maxbytes", "--stepfactor", "--coll",
                                       "allgatherv", "exscan", "--counts", "half-zero",
                                       "--nonblocking", "--overlap", "--test-during-compute",
-                                      "--burst", "--sync-each"], env, marks)
+                                      "--burst", "--sync-each", "--fresh"], env, marks)
         for args, name in [(["-b", "abc"], "'abc'"), (["-e", "0"], "--maxbytes 0"),
                            (["-f", "1"], "--stepfactor"), (["--coll", "foo"], "'foo'"),
                            (["--coll", "scan,gatherv,foo"], "'scan,gatherv,foo'"),
@@ -178,6 +178,9 @@ def main():
                            (["--overlap", "--burst", "4"], "--burst"),
                            (["--nonblocking", "--overlap"], "--overlap"),
                            (["--sync-each", "--overlap"], "--sync-each"),
+                           (["--fresh"], "--sync-each"),
+                           (["--sync-each", "--fresh", "--cold"], "--cold"),
+                           (["--sync-each", "--fresh", "--memory", "sim"], "--memory sim"),
                            (["--burst", "256"], "--burst 256 x --maxbytes 32M")]:
             check_bad(mpi + args, [name], env, marks)
 
@@ -258,6 +261,7 @@ def main():
                                                               "--overlap"]),
                             (["--overlap", "--bench-burst", "4"], ["--overlap", "--bench-burst"]),
                             (["--bench-burst", "x"], ["--bench-burst", "'x'"]),
+                            (["--fresh"], ["--fresh", "--sync-each"]),
                             (["--bench-burst", "256"], ["--bench-burst", "1 GiB"]),
                             (["bogus"], ["bogus"])]:
             check_bad([compare] + args, names, sandbox, marks)

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -47,6 +48,7 @@ namespace overpass::bench {
 namespace {
 
 constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kCacheLine = 64;                      // --fresh: one write per line
 constexpr std::size_t kAlign = 4096;                        // buffer alignment and rotation stride
 constexpr std::size_t kDefaultLlcBytes = 64 * kKiB * kKiB;  // when sysfs does not say
 constexpr std::size_t kFillChunkBytes = kKiB * kKiB;
@@ -740,6 +742,7 @@ struct Options {
   int testsDuringCompute = 0;  // --test-during-compute: MPI_Test calls within the computation
   int burst = 0;               // --burst: calls posted before one MPI_Waitall (0: not)
   bool syncEach = false;       // --sync-each: a PMPI_Barrier before every timed call
+  bool fresh = false;          // --fresh: each rank rewrites its input before every timed call
   bool paired = false;         // --paired: batches alternating with PMPI_<coll>'s
   bool lineRtt = false;        // --line-rtt: the machine's state before and after each row
 };
@@ -929,11 +932,12 @@ class Bench {
   template <typename Body>
   Timing timeCalls(Body&& body);
   template <typename Body>
-  std::vector<Timing> timeSides(int sides, Body&& body);
+  std::vector<Timing> timeSides(int sides, Body&& body, const std::function<void()>& before = {});
   template <typename Body>
   int itersPerBatch(Body& body);
   Cell summarize(Coll coll, double dataBytes, const Timing& t, std::int64_t wrong) const;
   void invokeBurst(const Call& k, const BufferPool::Set& first, std::size_t stride, int calls);
+  void rewriteInput(const Call& k, const Shape& s, const BufferPool::Set& b) const;
   double computeWithTests(std::int64_t steps, MPI_Request* req) const;
   std::int64_t check(const Call& k, const Shape& s, int calls);
   template <typename T>
@@ -1202,6 +1206,7 @@ std::int64_t Bench::checkCalls(const Call& k, const Shape& s, int calls) {
   for (int call = 0; call < calls; ++call) {
     select(call);
     stage();
+    if (o_.fresh) rewriteInput(k, s, set);  // checked as it is timed
   }
   invokeBurst(k, first, stride, calls);
   std::int64_t wrong = 0;
@@ -1317,8 +1322,9 @@ Timing Bench::timeCalls(Body&& body) {
 // timeCalls of `sides` kinds of call at once: body(side) makes one call of that side; the sides'
 // batches alternate (batch b runs the sides in order where b is even, in reverse where it is
 // odd), so that whatever changes on the machine over the run falls on every side alike.
+// `before` (--sync-each only) runs before each timed call's barrier, outside its time.
 template <typename Body>
-std::vector<Timing> Bench::timeSides(int sides, Body&& body) {
+std::vector<Timing> Bench::timeSides(int sides, Body&& body, const std::function<void()>& before) {
   const auto count = static_cast<std::size_t>(sides);
   for (int side = 0; side < sides; ++side)
     for (int i = 0; i < o_.warmup; ++i) body(side);
@@ -1359,6 +1365,7 @@ std::vector<Timing> Bench::timeSides(int sides, Body&& body) {
       if (o_.syncEach) {
         // Every call starts with all ranks at the line; only the call itself is timed.
         for (int i = 0; i < t.iters; ++i) {
+          if (before) before();
           PMPI_Barrier(kComm);
           const double start = MPI_Wtime();
           part += body(static_cast<int>(side));
@@ -1458,6 +1465,22 @@ std::int64_t Bench::check(const Call& k, const Shape& s, int calls) {
 
 // `calls` calls of k on consecutive slots of `stride` bytes from `first`: one whole call where
 // calls is 1, else MPI_I<coll> on each slot, then one MPI_Waitall.
+// --fresh: this rank's input of the call on `b` written by this rank, as an application's that
+// has just computed it (its cache lines modified in this core's cache, no longer shared with the
+// peers' from the call before): one store of the value it holds per cache line. The input is in
+// the receive buffer for bcast and in place (a rooted collective's at its root only; scatter's
+// root keeps its send buffer); bcast's and scatter's other ranks have none.
+void Bench::rewriteInput(const Call& k, const Shape& s, const BufferPool::Set& b) const {
+  const bool isRoot = k.rank == k.root, rooted = collInfo(k.coll).rooted;
+  const bool fromRoot =
+      k.coll == Coll::kBcast || k.coll == Coll::kScatter || k.coll == Coll::kScatterv;
+  if (fromRoot && !isRoot) return;
+  const bool inRecv = k.coll == Coll::kBcast || (k.inPlace && !fromRoot && (!rooted || isRoot));
+  auto* input = static_cast<volatile unsigned char*>(inRecv ? b.recv : b.send);
+  const std::size_t bytes = inRecv ? s.recvBytes : s.sendBytes;
+  for (std::size_t at = 0; at < bytes; at += kCacheLine) input[at] = input[at];
+}
+
 void Bench::invokeBurst(const Call& k, const BufferPool::Set& first, std::size_t stride,
                         int calls) {
   if (calls == 1) return invoke(k, first.send, first.recv);
@@ -1505,11 +1528,16 @@ Cell Bench::measureCalls(const Call& k, const Shape& s) {
   const std::size_t span = std::max(s.sendBytes, s.recvBytes);
   Call library = k;
   library.library = true;
-  const std::vector<Timing> t = timeSides(o_.paired ? 2 : 1, [&](int side) {
-    const BufferPool::Set b = pool_.next(span);
-    invoke(side == 0 ? k : library, b.send, b.recv);
-    return 0.0;
-  });
+  std::function<void()> before;  // --fresh: this rank's input rewritten before every call
+  if (o_.fresh) before = [&] { rewriteInput(k, s, pool_.next(span)); };
+  const std::vector<Timing> t = timeSides(
+      o_.paired ? 2 : 1,
+      [&](int side) {
+        const BufferPool::Set b = pool_.next(span);
+        invoke(side == 0 ? k : library, b.send, b.recv);
+        return 0.0;
+      },
+      before);
   Cell cell = summarize(k.coll, s.dataBytes, t[0], check(k, s, 1));
   if (!o_.paired) return cell;
   const std::vector<double> ours = maxOverRanks(t[0].perCall);
@@ -1647,6 +1675,9 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
     std::printf(
         "# every timed call after a PMPI_Barrier (--sync-each), its own time only; p50, p99: "
         "over the calls, the median and 99th percentile of each call's slowest rank\n");
+  if (o_.fresh)
+    std::printf(
+        "# fresh: each rank rewrites its input before every timed call, outside its time\n");
   if (o_.paired)
     std::printf(
         "# paired: batches alternating with the MPI library's own call (PMPI_<coll>); library: "
@@ -1777,6 +1808,7 @@ void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c,
       {"iters", c.iters},
       {"batches", o_.batches},
       {"sync_each", o_.syncEach},
+      {"fresh", o_.fresh},
       {"paired", o_.paired},
       {"algbw", c.algbw},
       {"busbw", c.busbw},
@@ -2048,6 +2080,14 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
                "the calls, the median and 99th percentile of each call's slowest rank (--json: "
                "sync_each, call_p50_us, call_p99_us)")
       ->excludes(overlap);
+  app.add_flag("--fresh", o.fresh,
+               "With --sync-each: before every timed call, outside its time, each rank rewrites "
+               "its input (the send buffer; the receive buffer in place and for bcast), as an "
+               "application that has just computed it, so that no call finds the peers' data "
+               "still in its own cache from the call before (host memory, hot buffers; --json: "
+               "fresh)")
+      ->needs("--sync-each")
+      ->excludes("--cold");
   app.add_flag("--line-rtt", o.lineRtt,
                "Read the machine's state before and after each row: a cache line's round trip "
                "between ranks 0 and 1 where they share a node, through shared memory (--json "
@@ -2089,6 +2129,8 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
     error = "--maxbytes above 2 GiB - 1 is not supported (MPI int counts)";
   } else if (o.root < 0 || o.root >= np) {
     error = "--root " + std::to_string(o.root) + " is not a rank of " + std::to_string(np);
+  } else if (o.fresh && o.memory != "host") {
+    error = "--fresh rewrites host memory only, not --memory " + o.memory;
   } else if (!parseColls(o.coll)) {
     error = "--coll: unknown collective in '" + o.coll + "'";
   } else if (o.burst > 0 &&

@@ -40,7 +40,7 @@ const std::string_view kDefaultTune =
     // cores"): allreduce, allgather, reduce_scatter_block and barrier everywhere (np 4, 4 KiB
     // allreduce: 9 us vs 36 for Open MPI); bcast from 512 B to 64 KiB, gather and scatter from
     // 1 KiB blocks, alltoall up to 32 KiB blocks (np 4, 512 B alltoall: 4.9 us vs 7.2); reduce
-    // up to 32 KiB (since the paired campaign below, up to 4 MiB). Issue 19, every call after a
+    // up to 32 KiB (since the paired campaign below, up to 1 MiB). Issue 19, every call after a
     // barrier (np 4): reduce below 512 B too (16-256 B 0.85-1.18x Open MPI against the binomial
     // tree's 0.75-0.80x); bcast from 64 KiB and reduce from 1 MiB by the binomial tree (bcast 1-64
     // MiB 1.24-4.4x against shm's 0.94-2.3x, reduce 1-16 MiB 1.38-1.54x against 0.63-1.25x). Tiny
@@ -81,8 +81,10 @@ const std::string_view kDefaultTune =
     // np 4: 1 MiB 0.95-1.21x Open MPI in five runs of the slow state, where shm gave 0.55-0.99x
     // (0.83x in the fast rows of one run); 4-64 MiB 1.34-2.23x (1.44-1.53x in fast rows), where
     // the binomial tree gave 0.68-1.48x and shm 0.77-1.43x; np 3 at 1-64 MiB 0.93-1.28x, shm
-    // 0.75-1.19x, the tree 0.68-0.98x. Allreduce stays with shm: cma was 0.93-1.46x at 1-64 MiB
-    // in the slow state, shm 0.84-1.47x there and 1.23-1.82x in the fast rows.
+    // 0.75-1.19x, the tree 0.68-0.98x. 256-512 KiB stay with shm: six runs at np 3 and 4 gave
+    // cma 0.81-1.22x in the slow state (shm 0.67-0.96x) but 0.71-0.82x in the fast one (shm
+    // 0.89-1.25x). Allreduce stays with shm: cma was 0.93-1.46x at 1-64 MiB in the slow state,
+    // shm 0.84-1.47x there and 1.23-1.82x in the fast rows.
     "#reduce:1M-inf:np=3-5:nodes=1:@cma"
     // The vector collectives and the scans (docs/PERFORMANCE.md, "Vector collectives and scans",
     // one node, np 2 and 4, 2026-12-04). Alltoallv, gatherv and scatterv have no size every rank

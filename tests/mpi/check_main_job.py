@@ -3,7 +3,8 @@
 
   sizes  overpass-bench covers every size asked for (the last one is -e even when it is not -b
          times a power of -f), and --time/--batches give every row a slowest-rank time;
-         --sync-each its per-call percentiles, --paired the library's own time and the ratio;
+         --sync-each its per-call percentiles, --fresh right results with each input rewritten,
+         --paired the library's own time and the ratio;
   demo   scripts/demo (scripts/compare underneath) prints a row for every collective and size
          requested with every configuration, the A/A column and line, the verdicts and the
          closing line, and the training loop's table for every configuration;
@@ -53,18 +54,26 @@ def run(cmd, **kw):
     return r
 
 
+def run_bench(a, args):
+    """overpass-bench on a.np ranks with `args`: the finished process and its --json rows (none
+    where it failed)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        r = run([a.mpiexec, "-np", str(a.np), a.bench] + args + ["--json", out])
+        if r.returncode != 0:
+            return r, []
+        with open(out) as f:
+            return r, json.load(f)
+
+
 def check_sizes(a, failures):
     lo, hi, factor = "8", "4M", "8"
     want = expected_sizes(size_of(lo), size_of(hi), int(factor))
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "bench.json")
-        r = run([a.mpiexec, "-np", str(a.np), a.bench, "-b", lo, "-e", hi, "-f", factor,
-                 "-w", "1", "--time", "0.002", "--batches", "3", "--json", out])
-        if r.returncode != 0:
-            failures.append(f"overpass-bench exited {r.returncode}")
-            return
-        with open(out) as f:
-            rows = json.load(f)
+    r, rows = run_bench(a, ["-b", lo, "-e", hi, "-f", factor, "-w", "1", "--time", "0.002",
+                            "--batches", "3"])
+    if r.returncode != 0:
+        failures.append(f"overpass-bench exited {r.returncode}")
+        return
     if "# timing: about 0.002 s per size and mode, in 3 batches" not in r.stdout:
         failures.append("no timing line in the header")
     got = [row["bytes"] for row in rows]
@@ -73,14 +82,11 @@ def check_sizes(a, failures):
     for row in rows:
         if not (row["slowest_us"] > 0 and row["iters"] >= 1 and row["batches"] == 3):
             failures.append(f"row without a slowest-rank time: {row}")
-        if row.get("sync_each") is not False:
-            failures.append(f"sync_each not false by default: {row}")
+        if row.get("sync_each") is not False or row.get("fresh") is not False:
+            failures.append(f"sync_each or fresh not false by default: {row}")
     # --sync-each: a barrier before every timed call, said in the header and the JSON.
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "bench.json")
-        r = run([a.mpiexec, "-np", str(a.np), a.bench, "-b", "8", "-e", "32K", "-f", "8",
-                 "-n", "20", "-w", "1", "--batches", "2", "--sync-each", "--json", out])
-        rows = json.load(open(out)) if r.returncode == 0 else []
+    r, rows = run_bench(a, ["-b", "8", "-e", "32K", "-f", "8", "-n", "20", "-w", "1",
+                            "--batches", "2", "--sync-each"])
     if r.returncode != 0:
         failures.append(f"overpass-bench --sync-each exited {r.returncode}")
     if "# every timed call after a PMPI_Barrier (--sync-each)" not in r.stdout:
@@ -97,14 +103,24 @@ def check_sizes(a, failures):
     for row in rows:  # in microseconds, as the means: the slowest rank's median call is no less
         if "call_p50_us" in row and row["call_p50_us"] < row["min_us"] / 10:
             failures.append(f"--sync-each: a median call far below every rank's mean: {row}")
+    # --fresh: each rank's input rewritten before every timed call (the receive buffer in place
+    # and for bcast's root), outside its time, and before the checked call too, whose results
+    # must stay right (a rewrite that changed a byte fails every row); in the header and JSON.
+    r, rows = run_bench(a, ["--coll", "allreduce,bcast,reduce,scatter", "-b", "8", "-e", "32K",
+                            "-f", "64", "-n", "5", "-w", "1", "--batches", "2", "--inplace", "2",
+                            "--root", "1", "--sync-each", "--fresh"])
+    if r.returncode != 0:
+        failures.append(f"overpass-bench --fresh exited {r.returncode}")
+    if "# fresh: each rank rewrites its input before every timed call" not in r.stdout:
+        failures.append("--fresh: no line in the header")
+    if len(rows) != 21 or not all(row["fresh"] is True and row["slowest_us"] > 0 and
+                                  row["wrong"] == 0 for row in rows):
+        failures.append(f"--fresh: rows {rows}")
     # --paired: the MPI library's own call timed beside each row's, in the header, the columns and
     # the JSON (here without an interposer: both sides are Open MPI's).
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "bench.json")
-        r = run([a.mpiexec, "-np", str(a.np), a.bench, "--coll", "allreduce,barrier", "-b", "8",
-                 "-e", "4K", "-f", "8", "-n", "10", "-w", "1", "--batches", "4", "--sync-each",
-                 "--paired", "--line-rtt", "--json", out])
-        rows = json.load(open(out)) if r.returncode == 0 else []
+    r, rows = run_bench(a, ["--coll", "allreduce,barrier", "-b", "8", "-e", "4K", "-f", "8",
+                            "-n", "10", "-w", "1", "--batches", "4", "--sync-each", "--paired",
+                            "--line-rtt"])
     if r.returncode != 0:
         failures.append(f"overpass-bench --paired exited {r.returncode}")
     if "# paired: batches alternating with the MPI library's own call" not in r.stdout:
