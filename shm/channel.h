@@ -42,6 +42,7 @@ class ShmChannel {
   int rank() const { return rank_; }
   int size() const { return size_; }
   std::size_t bufferBytes() const { return bytes_; }
+  bool crowded() const { return crowded_; }
 
   static constexpr int kAll = -1;
 
@@ -57,6 +58,13 @@ class ShmChannel {
   enum class PeerReads { kUnknown, kYes, kNo };
   PeerReads peerReads() const { return peerReads_; }
   void setPeerReads(PeerReads agreed) { peerReads_ = agreed; }
+  // This rank's own reading of how far its peers' cores are, for choices the others never see
+  // (coll/phases/cma.h, cmaProbe): the calls that took it so far, and the last reading.
+  struct Distance {
+    std::uint64_t calls = 0;
+    bool far = false;
+  };
+  Distance& distance() { return distance_; }
 
  private:
   Status waitFor(int from, std::uint64_t round);
@@ -74,6 +82,7 @@ class ShmChannel {
   std::uint64_t round_ = 0;
   bool crowded_;
   PeerReads peerReads_ = PeerReads::kUnknown;
+  Distance distance_;
 };
 
 }  // namespace overpass

@@ -4,9 +4,11 @@
 // Steps: round 1 (cmaOpen), each rank publishes its process id and the addresses of its send and
 // receive buffers. Each rank then owns one block of the vector (coll/math/blocks.h): chunk by
 // chunk it reads the peers' elements of that block into bounce buffers (the last-level cache holds
-// them) and combines them in rank order straight into its recvbuf (cmaReduceSlice). Round 2: every
-// block is done (and no rank reads another's input any more). Each rank reads the other blocks from
-// their owners' recvbufs into its own. Round 3: the recvbufs are read; each may return.
+// them) and combines them in rank order straight into its recvbuf (cmaReduceSlice; at two ranks,
+// where this rank reads the peer's core as far, the result is written around the cache: cmaProbe,
+// its rounds every 256th call on both ranks alike). Round 2: every block is done (and no rank
+// reads another's input any more). Each rank reads the other blocks from their owners' recvbufs
+// into its own. Round 3: the recvbufs are read; each may return.
 // Memory traffic per rank (n bytes, p ranks): n (p - 1)/p read from the peers for its block and
 // the same again for the others' blocks, its own input read once, n written; at p = 2 1.5n read
 // and n written, plus the bounce buffers; the shm allreduce moves 2.5n and 2n (copy in,
@@ -34,11 +36,14 @@ Status allreduceCma(const CollArgs& args, Team& team) {
   if (args.count == 0) return Status::kOk;
   std::vector<CmaCard> cards;
   if (const Status opened = cmaOpen(args, team, cards); opened != Status::kOk) return opened;
+  OVERPASS_CHECK(cmaProbe(team));
   ShmChannel& ch = *team.shm;
   const int me = ch.rank(), p = ch.size();
   const BlockSplit blocks(args, p);
-  if (const Status s =
-          cmaReduceSlice(args, team, cards, blocks.first(me), blocks.first(me + 1), me);
+  // Where the peer's core is far, this rank's block goes around the cache: the peer reads it from
+  // memory, faster there than out of this core's cache (docs/PERFORMANCE.md, "Fresh input").
+  if (const Status s = cmaReduceSlice(args, team, cards, blocks.first(me), blocks.first(me + 1), me,
+                                      ch.distance().far);
       s != Status::kOk)
     return s;
   OVERPASS_CHECK(ch.sync());  // every block done; nobody reads the inputs any more

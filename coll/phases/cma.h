@@ -50,12 +50,23 @@ bool cmaWrite(pid_t pid, std::uint64_t remote, const void* local, std::size_t by
 // (every rank alike), kOk where they may. Needs team.shm.
 Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards);
 
+// At two ranks, every kCmaProbeEvery-th call of the channel from its first (the same call on
+// both ranks: its rounds are part of the protocol), times back-to-back rounds of the channel, each
+// one cross-core transfer of a stamp, and records in the channel's distance() whether the peer's
+// core is far from this one now (the machine's two states, docs/PERFORMANCE.md "Fresh input").
+// Each rank keeps its own reading and uses it only where the other cannot tell: how it stores
+// its results. Elsewhere (more ranks) nothing.
+inline constexpr std::uint64_t kCmaProbeEvery = 256;
+Status cmaProbe(Team& team);
+
 // Combines elements [first, last) of every rank's send buffer in rank order into byte
 // first * element of rank `dest`'s receive buffer (this rank's own: written directly; a peer's:
 // through process_vm_writev). The peers' operands are read from their send buffers. In place
 // (args.sendbuf == args.recvbuf) the result overwrites this rank's operand only after reading it.
+// `aroundCache`: this rank's own result is stored around the cache (shm/stream_copy.h), where the
+// peers read it from memory rather than out of this core's cache.
 // kTransportError where reading or writing a peer's memory fails (logged).
 Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCard>& cards,
-                      std::size_t first, std::size_t last, int dest);
+                      std::size_t first, std::size_t last, int dest, bool aroundCache = false);
 
 }  // namespace overpass

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "coll/device/device_ipc.h"
+#include "coll/phases/cma.h"
 #include "coll/select/registry.h"
 #include "element_bytes.h"
 #include "gpu/sim_device.h"
@@ -461,7 +462,8 @@ TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
 // The cma allreduce and reduce (coll/phases/cma.h): ranks reading each other's memory and
 // writing the root's (here threads of one process, which may read and write their own), at every
 // root, in place or not, on a non-commutative operation, over several chunks of the 64 KiB
-// bounce buffers and uneven blocks; every type and operation on two ranks (three and four:
+// bounce buffers and uneven blocks, with the results stored through the cache and around it
+// (a far peer, cmaProbe); every type and operation on two ranks (three and four:
 // Reductions.EveryAlgorithmEveryTypeAndOperation).
 TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
   const UserReduce op = leftBiased();
@@ -472,34 +474,39 @@ TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
     for (int p : {2, 3, 4})
       for (std::size_t n : {1ul, 2ul, 40001ul})
         for (int root = 0; root < (rooted ? p : 1); ++root)
-          for (bool inPlace : {false, true}) {
-            std::vector<std::vector<double>> results(static_cast<std::size_t>(p));
-            runTeam(p, [&](Team& team) {
-              const int r = team.rank();
-              const bool receives = !rooted || r == root;
-              std::vector<double> in(n), out(n, -1);
-              for (std::size_t i = 0; i < n; ++i) in[i] = value(r, i);
-              if (inPlace && receives) out = in;
-              CollArgs a = leftBiasedArgs(coll, n, &op);
-              a.root = root;
-              a.sendbuf = inPlace && receives ? out.data() : in.data();
-              a.recvbuf = receives ? out.data() : nullptr;
-              ASSERT_EQ(cma->run(a, team), Status::kOk);
-              if (receives) results[static_cast<std::size_t>(r)] = out;
-            });
-            for (int r = 0; r < p; ++r) {
-              if (rooted && r != root) continue;
-              const std::vector<double>& got = results[static_cast<std::size_t>(r)];
-              ASSERT_EQ(got.size(), n);
-              for (std::size_t i = 0; i < n; ++i) {
-                double expected = value(0, i);
-                for (int q = 1; q < p; ++q) expected = 2 * expected - value(q, i);
-                ASSERT_EQ(got[i], expected)
-                    << collectiveName(coll) << " p " << p << " n " << n << " root " << root
-                    << (inPlace ? " in place" : "") << " rank " << r << " element " << i;
+          for (bool inPlace : {false, true})
+            for (bool far : {false, true}) {
+              std::vector<std::vector<double>> results(static_cast<std::size_t>(p));
+              runTeam(p, [&](Team& team) {
+                const int r = team.rank();
+                const bool receives = !rooted || r == root;
+                std::vector<double> in(n), out(n, -1);
+                for (std::size_t i = 0; i < n; ++i) in[i] = value(r, i);
+                if (inPlace && receives) out = in;
+                CollArgs a = leftBiasedArgs(coll, n, &op);
+                a.root = root;
+                a.sendbuf = inPlace && receives ? out.data() : in.data();
+                a.recvbuf = receives ? out.data() : nullptr;
+                // The next calls keep this reading (the probe runs at the first of every
+                // kCmaProbeEvery).
+                team.shm->distance() = {1, far};
+                ASSERT_EQ(cma->run(a, team), Status::kOk);
+                if (receives) results[static_cast<std::size_t>(r)] = out;
+              });
+              for (int r = 0; r < p; ++r) {
+                if (rooted && r != root) continue;
+                const std::vector<double>& got = results[static_cast<std::size_t>(r)];
+                ASSERT_EQ(got.size(), n);
+                for (std::size_t i = 0; i < n; ++i) {
+                  double expected = value(0, i);
+                  for (int q = 1; q < p; ++q) expected = 2 * expected - value(q, i);
+                  ASSERT_EQ(got[i], expected)
+                      << collectiveName(coll) << " p " << p << " n " << n << " root " << root
+                      << (inPlace ? " in place" : "") << (far ? " far" : "") << " rank " << r
+                      << " element " << i;
+                }
               }
             }
-          }
     for (std::size_t t = 0; t < static_cast<std::size_t>(DataType::kCount); ++t)
       for (std::size_t o = 0; o < static_cast<std::size_t>(ReduceOp::kUser); ++o) {
         const auto type = static_cast<DataType>(t);
@@ -518,6 +525,30 @@ TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
         }
       }
   }
+}
+
+// cmaProbe times rounds of the channel at the first of every kCmaProbeEvery calls of the cma
+// allreduce at two ranks, on both ranks alike (a rank alone in its rounds would wait forever):
+// calls across two readings stay right and in step, and the reading is the rank's own.
+TEST(Reductions, CmaProbeEveryNthCallKeepsBothRanksInStep) {
+  const Algorithm* cma = findAlgorithm(Collective::kAllreduce, "cma");
+  ASSERT_NE(cma, nullptr);
+  const UserReduce op = leftBiased();
+  const std::uint64_t calls = 2 * kCmaProbeEvery + 1;
+  std::atomic<int> wrong{0};
+  runTeam(2, [&](Team& team) {
+    const int r = team.rank();
+    for (std::uint64_t c = 0; c < calls; ++c) {
+      double in = value(r, c), out = -1;
+      CollArgs a = leftBiasedArgs(Collective::kAllreduce, 1, &op);
+      a.sendbuf = &in;
+      a.recvbuf = &out;
+      ASSERT_EQ(cma->run(a, team), Status::kOk);
+      if (out != 2 * value(0, c) - value(1, c)) ++wrong;
+    }
+    EXPECT_EQ(team.shm->distance().calls, calls);
+  });
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 // ---- Device algorithms (coll/device/device_ipc.h) on the simulated device ----
