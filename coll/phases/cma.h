@@ -54,8 +54,9 @@ Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards);
 // both ranks: its rounds are part of the protocol), times back-to-back rounds of the channel, each
 // one cross-core transfer of a stamp, and records in the channel's distance() whether the peer's
 // core is far from this one now (the machine's two states, docs/PERFORMANCE.md "Fresh input").
-// Each rank keeps its own reading and uses it only where the other cannot tell: how it stores
-// its results. Elsewhere (more ranks) nothing.
+// Each rank keeps its own reading (not one taken inside a nonblocking call, whose waits hand the
+// thread back) and uses it only where the other cannot tell: how it stores its results.
+// Elsewhere (more ranks) nothing.
 inline constexpr std::uint64_t kCmaProbeEvery = 256;
 Status cmaProbe(Team& team);
 

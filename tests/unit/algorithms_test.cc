@@ -20,6 +20,7 @@
 #include "coll/device/device_ipc.h"
 #include "coll/phases/cma.h"
 #include "coll/select/registry.h"
+#include "common/fiber.h"
 #include "element_bytes.h"
 #include "gpu/sim_device.h"
 #include "gpu/sim_memory.h"
@@ -549,6 +550,30 @@ TEST(Reductions, CmaProbeEveryNthCallKeepsBothRanksInStep) {
     EXPECT_EQ(team.shm->distance().calls, calls);
   });
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// Inside a nonblocking call (a fiber) the probe's rounds still run on both ranks, but the rank
+// keeps the reading it had: a wait there hands the thread back to the program.
+TEST(Reductions, CmaProbeKeepsNoReadingTakenInsideAFiber) {
+  const Algorithm* cma = findAlgorithm(Collective::kAllreduce, "cma");
+  ASSERT_NE(cma, nullptr);
+  const UserReduce op = leftBiased();
+  for (bool far : {false, true})
+    runTeam(2, [&](Team& team) {
+      const int r = team.rank();
+      double in = value(r, 0), out = -1;
+      CollArgs a = leftBiasedArgs(Collective::kAllreduce, 1, &op);
+      a.sendbuf = &in;
+      a.recvbuf = &out;
+      team.shm->distance() = {0, far};  // the next call takes a reading
+      Status s = Status::kInternal;
+      Fiber call([&] { s = cma->run(a, team); });
+      while (!call.done()) call.resume();
+      EXPECT_EQ(s, Status::kOk);
+      EXPECT_EQ(out, 2 * value(0, 0) - value(1, 0));
+      EXPECT_EQ(team.shm->distance().calls, 1u);
+      EXPECT_EQ(team.shm->distance().far, far) << "rank " << r;
+    });
 }
 
 // ---- Device algorithms (coll/device/device_ipc.h) on the simulated device ----
