@@ -59,7 +59,8 @@ class ShmChannel {
   PeerReads peerReads() const { return peerReads_; }
   void setPeerReads(PeerReads agreed) { peerReads_ = agreed; }
   // This rank's own reading of how far its peers' cores are, for choices the others never see
-  // (coll/phases/cma.h, cmaProbe): the calls that took it so far, and the last reading.
+  // (coll/phases/cma.h, cmaProbe): the calls that pace the readings (the same count on every
+  // rank), and the last reading.
   struct Distance {
     std::uint64_t calls = 0;
     bool far = false;

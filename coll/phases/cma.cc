@@ -48,7 +48,7 @@ bool transfer(pid_t pid, void* local, std::uint64_t remote, std::size_t bytes, b
 
 // cmaProbe: rounds timed per reading, and the time of one above which the peer's core is far.
 // Both ranks publish, then wait for the other: a round costs about half a cache line's round trip
-// between the two cpus (tools/line_probe.h): 302-417 ns where that read 640-720 ns (the slow
+// between the two cpus (tools/line_probe.h): 266-591 ns where that read 560-720 ns (the slow
 // state); the fast state's 60-120 ns put a round near 30-60 ns.
 constexpr int kProbeRounds = 8;
 constexpr double kFarRoundNs = 200;
@@ -117,10 +117,10 @@ Status cmaProbe(Team& team) {
   const double roundNs =
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
       kProbeRounds;
-  // Where the two ranks share a core, a round is a switch between them, and the cache theirs.
   // Inside a nonblocking call (a fiber) a wait hands the thread back to the program, whose work
   // the rounds would count: that reading is not kept.
   if (Fiber::inside()) return Status::kOk;
+  // Where the two ranks share a core, a round is a switch between them, and the cache theirs.
   distance.far = roundNs > kFarRoundNs && !ch.crowded();
   OVERPASS_DEBUG("cma: a round with the peer %.0f ns: %s", roundNs,
                  distance.far ? "far, results stored around the cache" : "near");
