@@ -100,9 +100,13 @@ def check_sizes(a, failures):
     if not any(line.split()[-3:-1] == ["p50", "p99"] for line in r.stdout.splitlines()
                if line.startswith("# coll")):
         failures.append("--sync-each: no p50 and p99 columns")
-    for row in rows:  # in microseconds, as the means: the slowest rank's median call is no less
-        if "call_p50_us" in row and row["call_p50_us"] < row["min_us"] / 10:
-            failures.append(f"--sync-each: a median call far below every rank's mean: {row}")
+    # In microseconds, as the means: the slowest rank's 99th percentile call is at least about
+    # half of any rank's mean (its slowest calls are the slowest rank's), whatever the outliers; a
+    # median may fall far below a mean that two slow calls in forty lift (p50 1.4 us, p99 420 us,
+    # mean 21 us seen under CI's load).
+    for row in rows:
+        if "call_p99_us" in row and row["call_p99_us"] < row["min_us"] / 10:
+            failures.append(f"--sync-each: a 99th percentile far below every rank's mean: {row}")
     # --fresh: each rank's input rewritten before every timed call (the receive buffer in place
     # and for bcast's root), outside its time, and before the checked call too, whose results
     # must stay right (a rewrite that changed a byte fails every row); in the header and JSON.

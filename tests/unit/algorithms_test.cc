@@ -568,7 +568,10 @@ TEST(Reductions, CmaProbeKeepsNoReadingTakenInsideAFiber) {
       team.shm->distance() = {0, far};  // the next call takes a reading
       Status s = Status::kInternal;
       Fiber call([&] { s = cma->run(a, team); });
-      while (!call.done()) call.resume();
+      while (!call.done()) {
+        call.resume();
+        Fiber::yield();  // ranks as fibers: the other rank's turn (a thread: nothing)
+      }
       EXPECT_EQ(s, Status::kOk);
       EXPECT_EQ(out, 2 * value(0, 0) - value(1, 0));
       EXPECT_EQ(team.shm->distance().calls, 1u);
