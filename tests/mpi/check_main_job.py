@@ -100,10 +100,10 @@ def check_sizes(a, failures):
     if not any(line.split()[-3:-1] == ["p50", "p99"] for line in r.stdout.splitlines()
                if line.startswith("# coll")):
         failures.append("--sync-each: no p50 and p99 columns")
-    # In microseconds, as the means: the slowest rank's 99th percentile call is at least about
-    # half of any rank's mean (its slowest calls are the slowest rank's), whatever the outliers; a
-    # median may fall far below a mean that two slow calls in forty lift (p50 1.4 us, p99 420 us,
-    # mean 21 us seen under CI's load).
+    # In microseconds, as the means: over these 40 calls the 99th percentile lies between the two
+    # slowest, and the slowest is at least any rank's mean (each rank's calls are no slower than
+    # the slowest rank's), whatever the outliers; a median may fall far below a mean that two slow
+    # calls in forty lift (p50 1.4 us, p99 420 us, mean 21 us seen under CI's load).
     for row in rows:
         if "call_p99_us" in row and row["call_p99_us"] < row["min_us"] / 10:
             failures.append(f"--sync-each: a 99th percentile far below every rank's mean: {row}")
