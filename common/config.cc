@@ -235,6 +235,13 @@ Canonical parseProgress(std::string_view value, Config& config) {
   return name;
 }
 
+Canonical parseCoreDistance(std::string_view value, Config& config) {
+  const auto name = parseChoice(value, {"auto", "near", "far"});
+  if (!name) return std::nullopt;
+  config.coresFar = *name == "auto" ? std::nullopt : std::optional<bool>(*name == "far");
+  return name;
+}
+
 Canonical parseCommWarmUp(std::string_view value, Config& config) {
   const auto calls = parseCount(trim(value), 999999);
   if (!calls) return std::nullopt;
@@ -414,6 +421,13 @@ constexpr std::array kVars = {
               "rank order, element by element, whatever the algorithm: repeated runs give the "
               "same bits (docs/TUNING.md says what is guaranteed).",
               true, parseFlag<&Config::deterministic>},
+    ConfigVar{"OVERPASS_CORE_DISTANCE", "auto", "auto|near|far",
+              "How far this rank's core is from its peer's on communicators of two ranks on one "
+              "node, which tune rules with cores= and the cma allreduce's stores go by "
+              "(docs/TUNING.md): measured every 1024 blocking calls by both ranks together "
+              "(auto), or taken as given; the ranks agree on far where either says far, so their "
+              "values may differ.",
+              false, parseCoreDistance},
     ConfigVar{"OVERPASS_PROGRESS", "calls", "calls|thread",
               "Who advances the nonblocking collectives Overpass serves: every MPI call of the "
               "application that waits or tests (calls), or also a thread of Overpass's that polls "

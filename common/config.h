@@ -49,6 +49,9 @@ struct Config {
   std::string tune;           // OVERPASS_TUNE rules (coll/select/tune.h)
   std::array<std::string, kNumCollectives> forced;  // OVERPASS_<COLLECTIVE>: an algorithm name
   bool deterministic = false;
+  // OVERPASS_CORE_DISTANCE: this rank's verdict on how far its peer's core is (true: far) in the
+  // readings of two-rank teams (shm/core_distance.h); none: measured.
+  std::optional<bool> coresFar;
   ProgressMode progress = ProgressMode::kCalls;
   std::size_t fusion = 0;    // bytes up to which consecutive nonblocking allreduces fuse; 0: off
   std::size_t gpuChunk = 0;  // bytes per chunk of the device staging pipeline; 0: off

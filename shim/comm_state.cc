@@ -114,17 +114,18 @@ void releaseLocked(CommState* state) {
 
 // The last communicator each thread looked up and its state, valid while no state has been
 // deleted since (a freed communicator's handle may come back for a new one): the attribute
-// lookup costs about a quarter of Overpass's own instructions in a small call.
-std::atomic<std::uint64_t> gDeletions{0};
+// lookup costs about a quarter of Overpass's own instructions in a small call. The epoch
+// (commStateEpoch) grows at every deletion, and where a state's decisions change.
+std::atomic<std::uint64_t> gEpoch{0};
 struct LastLookup {
   MPI_Comm comm{};  // (no handle: constant-initialised, no TLS wrapper at each access)
   CommState* state = nullptr;
-  std::uint64_t deletions = 0;
+  std::uint64_t epoch = 0;
 };
 __attribute__((tls_model("initial-exec"))) thread_local LastLookup tLast;
 
 int deleteState(MPI_Comm, int, void* attribute, void*) {
-  gDeletions.fetch_add(1, std::memory_order_acq_rel);
+  gEpoch.fetch_add(1, std::memory_order_acq_rel);
   auto* state = static_cast<CommState*>(attribute);
   drain(*state);  // MPI_Comm_free lets pending operations complete; they need the engine
   {
@@ -335,7 +336,7 @@ int initCommStates() {
 }
 
 void releaseCommStates() {
-  gDeletions.fetch_add(1, std::memory_order_acq_rel);
+  gEpoch.fetch_add(1, std::memory_order_acq_rel);
   std::lock_guard lock(gMutex);
   while (!gLive.empty()) {
     CommState* state = gLive.back();
@@ -350,12 +351,16 @@ void releaseCommStates() {
 }
 
 std::uint64_t commStateEpoch() {
-  return gDeletions.load(std::memory_order_acquire);
+  return gEpoch.load(std::memory_order_acquire);
+}
+
+void commStateChanged() {
+  gEpoch.fetch_add(1, std::memory_order_acq_rel);
 }
 
 CommState* commState(MPI_Comm comm, int* error) {
-  const std::uint64_t deletions = commStateEpoch();
-  if (tLast.comm == comm && tLast.deletions == deletions) {
+  const std::uint64_t epoch = commStateEpoch();
+  if (tLast.comm == comm && tLast.epoch == epoch) {
     *error = MPI_SUCCESS;
     return tLast.state;
   }
@@ -364,7 +369,7 @@ CommState* commState(MPI_Comm comm, int* error) {
   *error = PMPI_Comm_get_attr(comm, runtime().commKeyval, &attribute, &found);
   if (*error != MPI_SUCCESS) return nullptr;
   if (found) {
-    tLast = {comm, static_cast<CommState*>(attribute), deletions};
+    tLast = {comm, static_cast<CommState*>(attribute), epoch};
     return tLast.state;
   }
 

@@ -83,8 +83,10 @@ CommState* commState(MPI_Comm comm, int* error);
 
 // Grows whenever a communicator's state is deleted or released: a state found before is still the
 // state of its communicator's handle while the epoch has not changed (a freed communicator's handle
-// may come back for a new one).
+// may come back for a new one). Also where what a state's calls were decided on changed
+// (commStateChanged: the cores' distance of a two-rank team, shm/core_distance.h).
 std::uint64_t commStateEpoch();
+void commStateChanged();
 
 // A call at least this large (one rank's bytes) ends the warm-up at once: Overpass's algorithms
 // save more on it than the set-up costs (docs/PERFORMANCE.md, "Communicator set-up").

@@ -122,6 +122,13 @@ int pmpiInOperation(CommState& state, const Call& call) {
   return rc == MPI_SUCCESS ? waitInOperation(&inner) : rc;
 }
 
+// The channel of a communicator of two ranks on one node, whose blocking calls pace the readings
+// of how far apart their cores are (shm/core_distance.h); null elsewhere.
+ShmChannel* pairChannel(const CommEngine& engine) {
+  return engine.shm && engine.topology.singleNode() && engine.shm->size() == 2 ? engine.shm.get()
+                                                                               : nullptr;
+}
+
 // The engine's facts in a call's shape. The device algorithms and the pipeline are blocking:
 // nonblocking calls take host ones.
 void describeEngine(CallShape& shape, const CommEngine& engine, bool nonblocking) {
@@ -129,6 +136,24 @@ void describeEngine(CallShape& shape, const CommEngine& engine, bool nonblocking
   shape.nodes = engine.topology.nodeCount();
   shape.maxPerNode = engine.topology.maxRanksPerNode();
   shape.mem = engine.deviceCapable && !nonblocking ? CallMemory::kDevice : CallMemory::kHost;
+  const ShmChannel* pair = pairChannel(engine);
+  shape.cores = pair ? pair->cores().agreed : CoreDistance::kUnread;
+}
+
+// A blocking call of Overpass's on the communicator, counted where its two ranks share a node,
+// and at every CoreReading::kEvery-th one both read how far apart their cores are, before the
+// selection that may depend on it (the tune key cores=). Where the agreed reading changes, every
+// thread's repeated calls are decided afresh. An MPI error code.
+int paceCores(CommState& state, CallShape& shape) {
+  ShmChannel* pair = pairChannel(*state.engine);
+  if (!pair) return MPI_SUCCESS;
+  bool changed = false;
+  if (const Status s = paceCoreDistance(*pair, runtime().config.coresFar, &changed);
+      s != Status::kOk)
+    return errorCode(state, s);
+  if (changed) commStateChanged();
+  shape.cores = pair->cores().agreed;
+  return MPI_SUCCESS;
 }
 
 // This rank's significant buffers and whether each lies in device memory: classified once per
@@ -554,10 +579,16 @@ std::optional<int> runRepeated(Call& call) {
     memory = classify(call, *device);
     if (memory.any()) return std::nullopt;
   }
+  CommState& state = *r.state;
+  // A call that reads the cores' distance takes the whole path (paceCores); the others are counted.
+  if (ShmChannel* pair = pairChannel(*state.engine)) {
+    CoreReading& reading = pair->cores();
+    if (reading.due(pair->size())) return std::nullopt;
+    ++reading.calls;
+  }
   const bool timed = rt.config.statsMode != StatsMode::kOff;
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  CommState& state = *r.state;
   WatchedCall watch(static_cast<int>(call.coll), call.comm);
   ++state.calls;
   identify(watch, state, call.comm);
@@ -625,9 +656,12 @@ int dispatchUnguarded(Call& call) {
   if (!reason && call.request && call.red.op == ReduceOp::kUser)
     reason = FallbackReason::kNonblockingUserOp;
   // A blocking call of Overpass on the communicator: after its nonblocking ones (before its
-  // selection, whose memo they may use no more).
-  if (!reason && !call.request && state->outstanding.load(std::memory_order_acquire) > 0)
-    drain(*state);
+  // selection, whose memo they may use no more), counted for the cores' readings (which the
+  // selection may go by).
+  if (!reason && !call.request) {
+    if (state->outstanding.load(std::memory_order_acquire) > 0) drain(*state);
+    if (const int rc = paceCores(*state, shape); rc != MPI_SUCCESS) return raiseError(comm, rc);
+  }
   const Algorithm* algorithm = nullptr;
   if (!reason) {
     algorithm = &selectAlgorithm(*state, shape);

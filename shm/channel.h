@@ -27,6 +27,7 @@
 
 #include "common/status.h"
 #include "shm/arena.h"
+#include "shm/core_distance.h"
 
 namespace overpass {
 
@@ -58,14 +59,10 @@ class ShmChannel {
   enum class PeerReads { kUnknown, kYes, kNo };
   PeerReads peerReads() const { return peerReads_; }
   void setPeerReads(PeerReads agreed) { peerReads_ = agreed; }
-  // This rank's own reading of how far its peers' cores are, for choices the others never see
-  // (coll/phases/cma.h, cmaProbe): the calls that pace the readings (the same count on every
-  // rank), and the last reading.
-  struct Distance {
-    std::uint64_t calls = 0;
-    bool far = false;
-  };
-  Distance& distance() { return distance_; }
+  // How far apart the cores of a two-rank team sit, as the ranks last agreed, and the calls that
+  // pace the readings (shm/core_distance.h).
+  CoreReading& cores() { return cores_; }
+  const CoreReading& cores() const { return cores_; }
 
  private:
   Status waitFor(int from, std::uint64_t round);
@@ -83,7 +80,7 @@ class ShmChannel {
   std::uint64_t round_ = 0;
   bool crowded_;
   PeerReads peerReads_ = PeerReads::kUnknown;
-  Distance distance_;
+  CoreReading cores_;
 };
 
 }  // namespace overpass

@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "coll/select/registry.h"
@@ -125,9 +126,24 @@ void printSelection(const Selector& selector, int ranks, bool deterministic,
         shape.maxPerNode = (ranks + 1) / 2;
       }
       shape.ordered = deterministic && isReduction(coll);
-      const Selection s = selector.select(shape);
-      return std::string(s.algorithm->name) + "\t" +
-             (s.rule ? "rule '" + s.rule->text + "'" : std::string("cost model"));
+      auto decided = [&](CoreDistance cores) {
+        shape.cores = cores;
+        const Selection s = selector.select(shape);
+        return std::pair<std::string, std::string>(
+            s.algorithm->name, s.rule ? "rule '" + s.rule->text + "'" : "cost model");
+      };
+      // Two ranks on one node read how far apart their cores are (shm/core_distance.h): where
+      // that changes the choice, both, the far one after a '|'.
+      const bool paired = shmBuffer && ranks == 2;
+      auto near = decided(paired ? CoreDistance::kNear : CoreDistance::kUnread);
+      if (paired) {
+        const auto far = decided(CoreDistance::kFar);
+        if (far != near) {
+          near.first += " | far: " + far.first;
+          near.second += " | far: " + far.second;
+        }
+      }
+      return near.first + "\t" + near.second;
     };
     std::size_t start = 0;
     std::string current = describe(0);

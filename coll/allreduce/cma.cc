@@ -5,10 +5,10 @@
 // receive buffers. Each rank then owns one block of the vector (coll/math/blocks.h): chunk by
 // chunk it reads the peers' elements of that block into bounce buffers (the last-level cache holds
 // them) and combines them in rank order straight into its recvbuf (cmaReduceSlice; at two ranks,
-// where this rank reads the peer's core as far, the result is written around the cache: cmaProbe,
-// its rounds every 256th call on both ranks alike). Round 2: every block is done (and no rank
-// reads another's input any more). Each rank reads the other blocks from their owners' recvbufs
-// into its own. Round 3: the recvbufs are read; each may return.
+// where the two ranks' cores are far and its block below 8 MiB, the result is written around the
+// cache: shm/core_distance.h). Round 2: every block is done (and no rank reads another's input any
+// more). Each rank reads the other blocks from their owners' recvbufs into its own. Round 3: the
+// recvbufs are read; each may return.
 // Memory traffic per rank (n bytes, p ranks): n (p - 1)/p read from the peers for its block and
 // the same again for the others' blocks, its own input read once, n written; at p = 2 1.5n read
 // and n written, plus the bounce buffers; the shm allreduce moves 2.5n and 2n (copy in,
@@ -30,20 +30,33 @@
 #include "shm/channel.h"
 
 namespace overpass {
+namespace {
+
+// The block size from which a rank's result is stored through the cache even where the cores are
+// far: np 2, slow state, paired, four runs (docs/PERFORMANCE.md, "The cores' distance, agreed"),
+// 4 / 8 / 16 / 32 / 64 MiB vectors (blocks of half): around the cache 1.10-1.24 / 1.17-1.34 /
+// 1.07-1.30 / 1.23-1.39 / 1.27-1.36x Open MPI, through it 0.92-0.95 / 1.07-1.21 / 1.19-1.33 /
+// 1.30-1.41 / 1.34-1.43x.
+constexpr std::size_t kAroundCacheBelow = std::size_t{8} << 20;
+
+}  // namespace
 
 Status allreduceCma(const CollArgs& args, Team& team) {
   if (!team.shm) return Status::kDeclined;
   if (args.count == 0) return Status::kOk;
   std::vector<CmaCard> cards;
   if (const Status opened = cmaOpen(args, team, cards); opened != Status::kOk) return opened;
-  OVERPASS_CHECK(cmaProbe(team));
   ShmChannel& ch = *team.shm;
   const int me = ch.rank(), p = ch.size();
   const BlockSplit blocks(args, p);
   // Where the peer's core is far, this rank's block goes around the cache: the peer reads it from
   // memory, faster there than out of this core's cache (docs/PERFORMANCE.md, "Fresh input").
-  if (const Status s = cmaReduceSlice(args, team, cards, blocks.first(me), blocks.first(me + 1), me,
-                                      ch.distance().far);
+  // Not a block of kAroundCacheBelow or more: most of it leaves this core's cache (2 MiB of L2
+  // here) for the shared last level anyway, where the peer reads it sooner than from memory.
+  const bool around =
+      ch.cores().agreed == CoreDistance::kFar && blocks.bytes(me) < kAroundCacheBelow;
+  if (const Status s =
+          cmaReduceSlice(args, team, cards, blocks.first(me), blocks.first(me + 1), me, around);
       s != Status::kOk)
     return s;
   OVERPASS_CHECK(ch.sync());  // every block done; nobody reads the inputs any more

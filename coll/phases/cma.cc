@@ -5,11 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <vector>
 
-#include "common/fiber.h"
 #include "common/log.h"
 #include "kernels/reduce_kernels.h"
 #include "shm/channel.h"
@@ -45,13 +43,6 @@ bool transfer(pid_t pid, void* local, std::uint64_t remote, std::size_t bytes, b
   }
   return true;
 }
-
-// cmaProbe: rounds timed per reading, and the time of one above which the peer's core is far.
-// Both ranks publish, then wait for the other: a round costs about half a cache line's round trip
-// between the two cpus (tools/line_probe.h): 266-591 ns where that read 560-720 ns (the slow
-// state); the fast state's 60-120 ns put a round near 30-60 ns.
-constexpr int kProbeRounds = 8;
-constexpr double kFarRoundNs = 200;
 
 Status failed(const char* what) {
   OVERPASS_ERROR("cma: %s the peer's memory failed: %s", what, std::strerror(errno));
@@ -105,26 +96,6 @@ Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards) {
   for (int q = 0; q < ch.size(); ++q) all = all && *ch.peer(q);
   ch.setPeerReads(all ? ShmChannel::PeerReads::kYes : ShmChannel::PeerReads::kNo);
   return all ? Status::kOk : Status::kDeclined;
-}
-
-Status cmaProbe(Team& team) {
-  ShmChannel& ch = *team.shm;
-  ShmChannel::Distance& distance = ch.distance();
-  if (ch.size() != 2 || distance.calls++ % kCmaProbeEvery != 0) return Status::kOk;
-  OVERPASS_CHECK(ch.sync());  // both ranks here: the rounds below time the transfers only
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < kProbeRounds; ++i) OVERPASS_CHECK(ch.sync());
-  const double roundNs =
-      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
-      kProbeRounds;
-  // Inside a nonblocking call (a fiber) a wait hands the thread back to the program, whose work
-  // the rounds would count: that reading is not kept.
-  if (Fiber::inside()) return Status::kOk;
-  // Where the two ranks share a core, a round is a switch between them, and the cache theirs.
-  distance.far = roundNs > kFarRoundNs && !ch.crowded();
-  OVERPASS_DEBUG("cma: a round with the peer %.0f ns: %s", roundNs,
-                 distance.far ? "far, results stored around the cache" : "near");
-  return Status::kOk;
 }
 
 Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCard>& cards,

@@ -50,16 +50,6 @@ bool cmaWrite(pid_t pid, std::uint64_t remote, const void* local, std::size_t by
 // (every rank alike), kOk where they may. Needs team.shm.
 Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards);
 
-// At two ranks, every kCmaProbeEvery-th call of the channel from its first (the same call on
-// both ranks: its rounds are part of the protocol), times back-to-back rounds of the channel, each
-// one cross-core transfer of a stamp, and records in the channel's distance() whether the peer's
-// core is far from this one now (the machine's two states, docs/PERFORMANCE.md "Fresh input").
-// Each rank keeps its own reading (not one taken inside a nonblocking call, whose waits hand the
-// thread back) and uses it only where the other cannot tell: how it stores its results.
-// Elsewhere (more ranks) nothing.
-inline constexpr std::uint64_t kCmaProbeEvery = 256;
-Status cmaProbe(Team& team);
-
 // Combines elements [first, last) of every rank's send buffer in rank order into byte
 // first * element of rank `dest`'s receive buffer (this rank's own: written directly; a peer's:
 // through process_vm_writev). The peers' operands are read from their send buffers. In place

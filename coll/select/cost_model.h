@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/collective.h"
+#include "shm/core_distance.h"
 
 namespace overpass {
 
@@ -43,6 +44,9 @@ struct CallShape {
   bool acrossNodes = false;   // the inter-node step of a hierarchical algorithm (selectStep)
   bool withinNode = false;    // a node step of a hierarchical algorithm (selectNodeStep)
   CallMemory mem = CallMemory::kHost;
+  // How far apart the cores of a two-rank team on one node sit, as its ranks last agreed
+  // (shm/core_distance.h); kUnread on every other team.
+  CoreDistance cores = CoreDistance::kUnread;
   // The call is the concatenation of independent calls on ranges of its elements (reductions
   // with a predefined operation): the staging pipeline may run it chunk by chunk.
   bool splittable = false;

@@ -86,8 +86,8 @@ class SelectionCache {
   const Algorithm& get(const CallShape& call, Select&& select) {
     Entry& e = entry(call);
     if (e.algorithm == nullptr || e.bytes != call.bytes || e.count != call.count ||
-        e.ordered != call.ordered || e.mem != call.mem) {
-      e = {call.bytes, call.count, call.ordered, call.mem};
+        e.ordered != call.ordered || e.mem != call.mem || e.cores != call.cores) {
+      e = {call.bytes, call.count, call.ordered, call.mem, call.cores};
       e.algorithm = &select(call, std::span<const Algorithm* const>{});
     } else if (e.declines && ++e.uses >= kRetryAfter) {
       e.declines = 0;
@@ -113,6 +113,7 @@ class SelectionCache {
     std::size_t bytes = 0, count = 0;
     bool ordered = false;
     CallMemory mem = CallMemory::kHost;
+    CoreDistance cores = CoreDistance::kUnread;
     const Algorithm* algorithm = nullptr;
     std::array<const Algorithm*, kMaxDeclines> declined{};
     std::uint32_t declines = 0, uses = 0;

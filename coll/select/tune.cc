@@ -1,6 +1,9 @@
 #include "coll/select/tune.h"
 
+#include <initializer_list>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "common/text.h"
 
@@ -64,6 +67,29 @@ bool parseCount(std::string_view f, const std::string& what, bool* seen, int* mi
   return true;
 }
 
+// A choice field, "mem=..." or "cores=...": one of `names` (each with its value), once per rule
+// (*into already set: a second); `what` names it in messages ("memory").
+template <class T>
+bool parseChoice(std::string_view f, const std::string& what,
+                 std::initializer_list<std::pair<std::string_view, T>> names,
+                 std::optional<T>* into, std::string* why) {
+  const std::string_view key = f.substr(0, f.find('=') + 1), v = f.substr(key.size());
+  if (*into) {
+    *why = "'" + std::string(f) + "': a second " + what + " in one rule";
+    return false;
+  }
+  std::string accepted;
+  for (const auto& [name, value] : names) {
+    if (v == name) {
+      *into = value;
+      return true;
+    }
+    accepted += (accepted.empty() ? "" : " or ") + std::string(key) + std::string(name);
+  }
+  *why = "'" + std::string(f) + "' is not a " + what + ": " + accepted;
+  return false;
+}
+
 std::string algorithmsOf(Collective coll) {
   std::string names;
   for (const Algorithm& a : algorithms())
@@ -119,19 +145,15 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
         return std::nullopt;
       }
     } else if (f.rfind("mem=", 0) == 0) {
-      const std::string_view m = f.substr(4);
-      if (rule.mem) {
-        *why = "'" + std::string(f) + "': a second memory in one rule";
+      if (!parseChoice<CallMemory>(f, "memory",
+                                   {{"host", CallMemory::kHost}, {"device", CallMemory::kDevice}},
+                                   &rule.mem, why))
         return std::nullopt;
-      }
-      if (m == "host") {
-        rule.mem = CallMemory::kHost;
-      } else if (m == "device") {
-        rule.mem = CallMemory::kDevice;
-      } else {
-        *why = "'" + std::string(f) + "' is not a memory: mem=host or mem=device";
+    } else if (f.rfind("cores=", 0) == 0) {
+      if (!parseChoice<CoreDistance>(f, "core distance",
+                                     {{"near", CoreDistance::kNear}, {"far", CoreDistance::kFar}},
+                                     &rule.cores, why))
         return std::nullopt;
-      }
     } else if (std::size_t lo = 0, hi = 0; parseRange(f, &lo, &hi)) {
       if (sized) {
         *why = "'" + std::string(f) + "': a second size range in one rule";
@@ -147,7 +169,7 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
     } else {
       *why = "'" + std::string(f) +
              "' is neither a size range (LO-HI with K/M/G or inf, LO < HI), np=..., "
-             "nodes=..., level=..., mem=..., nor @algorithm";
+             "nodes=..., level=..., mem=..., cores=..., nor @algorithm";
       return std::nullopt;
     }
   }

@@ -10,6 +10,9 @@
 //                                              all three)
 //           | 'mem=host' | 'mem=device'        only calls on communicators where no rank, or
 //                                              some rank, may pass device buffers (without: both)
+//           | 'cores=near' | 'cores=far'       only calls of two ranks on one node whose cores
+//                                              the ranks last read as near, or far (shm/
+//                                              core_distance.h; without: every call)
 //           | '@' algorithm                    a name of the registry, or pmpi
 //   range  := size '-' size
 //   size   := digits ('K' | 'M' | 'G')? | 'inf'     (K = 1024; letters in either case)
@@ -42,7 +45,8 @@ struct TuneRule {
   int minNodes = 1;                                // nodes the team spans
   int maxNodes = std::numeric_limits<int>::max();  // exclusive; max = inf
   Level level = Level::kAny;
-  std::optional<CallMemory> mem;  // none: both
+  std::optional<CallMemory> mem;      // none: both
+  std::optional<CoreDistance> cores;  // none: every call, read or not
   const Algorithm* algorithm = nullptr;
   std::string text;  // the rule as written, for messages and overpass-info
 
@@ -51,7 +55,7 @@ struct TuneRule {
   bool matches(const CallShape& call) const {
     if (call.coll != coll || call.bytes < minBytes || call.bytes >= maxBytes ||
         call.teamSize < minRanks || call.teamSize >= maxRanks || call.nodes < minNodes ||
-        call.nodes >= maxNodes || (mem && *mem != call.mem))
+        call.nodes >= maxNodes || (mem && *mem != call.mem) || (cores && *cores != call.cores))
       return false;
     switch (level) {
       case Level::kAny:

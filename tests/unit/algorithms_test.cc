@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <complex>
@@ -20,13 +21,13 @@
 #include "coll/device/device_ipc.h"
 #include "coll/phases/cma.h"
 #include "coll/select/registry.h"
-#include "common/fiber.h"
 #include "element_bytes.h"
 #include "gpu/sim_device.h"
 #include "gpu/sim_memory.h"
 #include "kernels/reduce_kernels.h"
 #include "loopback_team.h"
 #include "over_nodes.h"
+#include "shm/core_distance.h"
 
 namespace overpass {
 namespace {
@@ -464,8 +465,8 @@ TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
 // writing the root's (here threads of one process, which may read and write their own), at every
 // root, in place or not, on a non-commutative operation, over several chunks of the 64 KiB
 // bounce buffers and uneven blocks, with the results stored through the cache and around it
-// (a far peer, cmaProbe); every type and operation on two ranks (three and four:
-// Reductions.EveryAlgorithmEveryTypeAndOperation).
+// (the two ranks' cores far, shm/core_distance.h); every type and operation on two ranks (three and
+// four: Reductions.EveryAlgorithmEveryTypeAndOperation).
 TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
   const UserReduce op = leftBiased();
   for (Collective coll : {Collective::kAllreduce, Collective::kReduce}) {
@@ -488,9 +489,9 @@ TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
                 a.root = root;
                 a.sendbuf = inPlace && receives ? out.data() : in.data();
                 a.recvbuf = receives ? out.data() : nullptr;
-                // The next calls keep this reading (the probe runs at the first of every
-                // kCmaProbeEvery).
-                team.shm->distance() = {1, far};
+                // The two ranks' cores as if read far, or near (shm/core_distance.h): the cma
+                // allreduce stores its result around the cache, or not.
+                team.shm->cores().agreed = far ? CoreDistance::kFar : CoreDistance::kNear;
                 ASSERT_EQ(cma->run(a, team), Status::kOk);
                 if (receives) results[static_cast<std::size_t>(r)] = out;
               });
@@ -528,18 +529,24 @@ TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
   }
 }
 
-// cmaProbe times rounds of the channel at the first of every kCmaProbeEvery calls of the cma
-// allreduce at two ranks, on both ranks alike (a rank alone in its rounds would wait forever):
-// calls across two readings stay right and in step, and the reading is the rank's own.
-TEST(Reductions, CmaProbeEveryNthCallKeepsBothRanksInStep) {
+// paceCoreDistance (shm/core_distance.h) reads the cores' distance at the first of every
+// CoreReading::kEvery calls counted, on both ranks alike (a rank alone in its rounds would wait
+// forever), between calls of an algorithm on the same channel: every result stays right, the
+// count is the calls', and both ranks hold the same reading.
+TEST(CoreDistance, ReadingsKeepBothRanksInStepAndAgree) {
   const Algorithm* cma = findAlgorithm(Collective::kAllreduce, "cma");
   ASSERT_NE(cma, nullptr);
   const UserReduce op = leftBiased();
-  const std::uint64_t calls = 2 * kCmaProbeEvery + 1;
-  std::atomic<int> wrong{0};
+  const std::uint64_t calls = 2 * CoreReading::kEvery + 1;
+  std::atomic<int> wrong{0}, readings{0};
+  std::array<CoreDistance, 2> agreed{};
   runTeam(2, [&](Team& team) {
     const int r = team.rank();
     for (std::uint64_t c = 0; c < calls; ++c) {
+      const bool due = team.shm->cores().due(2);
+      bool changed = false;
+      ASSERT_EQ(paceCoreDistance(*team.shm, std::nullopt, &changed), Status::kOk);
+      if (due && r == 0) ++readings;
       double in = value(r, c), out = -1;
       CollArgs a = leftBiasedArgs(Collective::kAllreduce, 1, &op);
       a.sendbuf = &in;
@@ -547,35 +554,47 @@ TEST(Reductions, CmaProbeEveryNthCallKeepsBothRanksInStep) {
       ASSERT_EQ(cma->run(a, team), Status::kOk);
       if (out != 2 * value(0, c) - value(1, c)) ++wrong;
     }
-    EXPECT_EQ(team.shm->distance().calls, calls);
+    EXPECT_EQ(team.shm->cores().calls, calls);
+    agreed[static_cast<std::size_t>(r)] = team.shm->cores().agreed;
   });
   EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(readings.load(), 3);
+  EXPECT_NE(agreed[0], CoreDistance::kUnread);
+  EXPECT_EQ(agreed[0], agreed[1]);
 }
 
-// Inside a nonblocking call (a fiber) the probe's rounds still run on both ranks, but the rank
-// keeps the reading it had: a wait there hands the thread back to the program.
-TEST(Reductions, CmaProbeKeepsNoReadingTakenInsideAFiber) {
-  const Algorithm* cma = findAlgorithm(Collective::kAllreduce, "cma");
-  ASSERT_NE(cma, nullptr);
-  const UserReduce op = leftBiased();
-  for (bool far : {false, true})
-    runTeam(2, [&](Team& team) {
-      const int r = team.rank();
-      double in = value(r, 0), out = -1;
-      CollArgs a = leftBiasedArgs(Collective::kAllreduce, 1, &op);
-      a.sendbuf = &in;
-      a.recvbuf = &out;
-      team.shm->distance() = {0, far};  // the next call takes a reading
-      Status s = Status::kInternal;
-      Fiber call([&] { s = cma->run(a, team); });
-      while (!call.done()) {
-        call.resume();
-        Fiber::yield();  // ranks as fibers: the other rank's turn (a thread: nothing)
+// Each rank's verdict as given (OVERPASS_CORE_DISTANCE), different on the two ranks: both agree
+// on far where either says far, the first reading is a change and the next call, not due, none.
+TEST(CoreDistance, EitherRanksFarVerdictMakesTheTeamFar) {
+  for (bool far0 : {false, true})
+    for (bool far1 : {false, true}) {
+      const CoreDistance expected = far0 || far1 ? CoreDistance::kFar : CoreDistance::kNear;
+      runTeam(2, [&](Team& team) {
+        const bool mine = team.rank() == 0 ? far0 : far1;
+        bool changed = false;
+        ASSERT_EQ(paceCoreDistance(*team.shm, mine, &changed), Status::kOk);
+        EXPECT_TRUE(changed);
+        EXPECT_EQ(team.shm->cores().agreed, expected)
+            << "rank " << team.rank() << " says " << (mine ? "far" : "near");
+        ASSERT_EQ(paceCoreDistance(*team.shm, !mine, &changed), Status::kOk);
+        EXPECT_FALSE(changed);
+        EXPECT_EQ(team.shm->cores().agreed, expected);
+        EXPECT_EQ(team.shm->cores().calls, 2u);
+      });
+    }
+}
+
+// Channels of other sizes count their calls but never read: no rounds, kUnread.
+TEST(CoreDistance, OnlyTwoRankChannelsRead) {
+  for (int p : {1, 3, 4})
+    runTeam(p, [&](Team& team) {
+      for (int c = 0; c < 3; ++c) {
+        bool changed = true;
+        ASSERT_EQ(paceCoreDistance(*team.shm, true, &changed), Status::kOk);
+        EXPECT_FALSE(changed);
       }
-      EXPECT_EQ(s, Status::kOk);
-      EXPECT_EQ(out, 2 * value(0, 0) - value(1, 0));
-      EXPECT_EQ(team.shm->distance().calls, 1u);
-      EXPECT_EQ(team.shm->distance().far, far) << "rank " << r;
+      EXPECT_EQ(team.shm->cores().agreed, CoreDistance::kUnread);
+      EXPECT_EQ(team.shm->cores().calls, 3u);
     });
 }
 

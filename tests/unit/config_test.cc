@@ -146,6 +146,7 @@ std::string otherValue(const ConfigVar& var) {
       name.find("_DUMP") != std::string_view::npos)
     return "x.json";
   if (name == "OVERPASS_GPU_DEPTH") return "4";
+  if (name == "OVERPASS_CORE_DISTANCE") return "far";
   return var.defaultValue == "1" ? "0" : "1";
 }
 
@@ -162,6 +163,17 @@ TEST(Config, AgreementHashesCoverOnlyAgreedVariables) {
         EXPECT_EQ(base[j], changed[j]);
       }
   }
+}
+
+// OVERPASS_CORE_DISTANCE: measured (auto), or this rank's verdict as given.
+TEST(Config, CoreDistance) {
+  EXPECT_FALSE(parse({}).config.coresFar);
+  EXPECT_FALSE(parse({{"OVERPASS_CORE_DISTANCE", "auto"}}).config.coresFar);
+  EXPECT_EQ(parse({{"OVERPASS_CORE_DISTANCE", "near"}}).config.coresFar, false);
+  EXPECT_EQ(parse({{"OVERPASS_CORE_DISTANCE", "FAR"}}).config.coresFar, true);
+  const ParsedConfig bad = parse({{"OVERPASS_CORE_DISTANCE", "close"}});
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_NE(bad.errors[0].find("auto|near|far"), std::string::npos) << bad.errors[0];
 }
 
 TEST(Config, EditDistance) {

@@ -370,6 +370,42 @@ TEST(SelectionCache, RemembersPerShapeAndTellsShapesApart) {
   a.mem = CallMemory::kDevice;  // a chunk of the staging pipeline is a host call of its own
   cache.get(a, select);
   EXPECT_EQ(calls, 5);
+  a.cores = CoreDistance::kFar;  // the two ranks read their cores anew
+  cache.get(a, select);
+  EXPECT_EQ(calls, 6);
+}
+
+// cores= rules match only calls whose two ranks read their cores that way (shm/core_distance.h);
+// a call never read (other teams) matches neither.
+TEST(Selector, RulesByTheCoresDistance) {
+  std::string error;
+  auto rules = parseTune("allgather:cores=near:@ring#allgather:cores=far:@bruck", &error);
+  ASSERT_TRUE(rules) << error;
+  CallShape c = shape(Collective::kAllgather, 8192, 2);
+  EXPECT_FALSE((*rules)[0].matches(c));
+  EXPECT_FALSE((*rules)[1].matches(c));
+  c.cores = CoreDistance::kNear;
+  EXPECT_TRUE((*rules)[0].matches(c));
+  EXPECT_FALSE((*rules)[1].matches(c));
+  c.cores = CoreDistance::kFar;
+  EXPECT_FALSE((*rules)[0].matches(c));
+  EXPECT_TRUE((*rules)[1].matches(c));
+  EXPECT_FALSE(parseTune("allgather:cores=close:@ring", &error));
+  EXPECT_NE(error.find("cores=near or cores=far"), std::string::npos) << error;
+  EXPECT_FALSE(parseTune("allgather:cores=near:cores=far:@ring", &error));
+  EXPECT_NE(error.find("a second core distance"), std::string::npos) << error;
+
+  // In OVERPASS_TUNE, after the built-in rules: np 2 allgather of 8 KiB blocks.
+  const Selector selector =
+      selectorWith({{"OVERPASS_TUNE", "allgather:8K-16K:np=2:cores=far:@pmpi"}});
+  CallShape g = shape(Collective::kAllgather, 8192, 2);
+  g.shmBuffer = 128 << 10;
+  g.maxPerNode = 2;
+  for (CoreDistance d : {CoreDistance::kUnread, CoreDistance::kNear, CoreDistance::kFar}) {
+    g.cores = d;
+    EXPECT_EQ(selector.select(g).algorithm->name, d == CoreDistance::kFar ? "pmpi" : "shm")
+        << coreDistanceName(d);
+  }
 }
 
 // A device algorithm that declined a shape (alike on every rank) is passed over for it, then
