@@ -9,9 +9,16 @@
 // each waiting for the other's count: a few thousand trips, at most about 2 ms. Where ranks 0
 // and 1 do not share a node (or the run has one rank) there is no reading. Where ranks outnumber
 // cores, a trip may wait for a time slice: the reading then says that too.
+//
+// Beside it, rank 0 times a kernel round trip of the kind the MPI library's single copy pays per
+// message above its eager limit (process_vm_readv of 64 bytes, here from its own memory): on the
+// same machines it was 2.1-3.2 us while a line's round trip read 565-965 ns (docs/PERFORMANCE.md,
+// "The cores' distance, agreed"), a state the line alone does not tell apart.
 #pragma once
 
 #include <mpi.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -60,9 +67,14 @@ class LineProbe {
   LineProbe(const LineProbe&) = delete;
   LineProbe& operator=(const LineProbe&) = delete;
 
-  // Collective over the `comm` of the constructor (ranks other than 0 and 1 return at once): at
-  // rank 0, the mean round trip in ns; nothing elsewhere, or where ranks 0 and 1 share no node.
-  std::optional<double> measure() {
+  // At rank 0: a line's mean round trip and the mean kernel round trip, in ns.
+  struct Reading {
+    double lineNs, kernelNs;
+  };
+
+  // Collective over the `comm` of the constructor (ranks other than 0 and 1 return at once): the
+  // reading at rank 0; nothing elsewhere, or where ranks 0 and 1 share no node.
+  std::optional<Reading> measure() {
     if (!ready()) return std::nullopt;
     PMPI_Barrier(pair_);
     if (rank_ == 1) {  // answers each count until rank 0 posts a negative one
@@ -92,14 +104,31 @@ class LineProbe {
       if (spent > kBudget) break;
     }
     ping_->store(-count_, std::memory_order_release);  // done; the next count is count_ + 1
-    return spent.count() / static_cast<double>(trips);
+    return Reading{spent.count() / static_cast<double>(trips), kernelRoundTripNs()};
   }
 
  private:
+  // The mean time of a process_vm_readv of 64 bytes from this process's own memory, within about
+  // 1 ms.
+  static double kernelRoundTripNs() {
+    unsigned char from[64] = {}, to[64];
+    iovec local{to, sizeof to}, remote{from, sizeof from};
+    const pid_t me = getpid();
+    const auto start = std::chrono::steady_clock::now();
+    std::chrono::duration<double, std::nano> spent{};
+    long calls = 0;
+    do {
+      for (int i = 0; i < kCheckEvery; ++i) process_vm_readv(me, &local, 1, &remote, 1, 0);
+      calls += kCheckEvery;
+      spent = std::chrono::steady_clock::now() - start;
+    } while (spent < kKernelBudget);
+    return spent.count() / static_cast<double>(calls);
+  }
+
   static constexpr int kLine = 128;  // the two counters never share a line (or its neighbour)
   static constexpr int kWarmUp = 64, kCheckEvery = 16;
   static constexpr long kTrips = 4096;
-  static constexpr std::chrono::milliseconds kBudget{2};
+  static constexpr std::chrono::milliseconds kBudget{2}, kKernelBudget{1};
 
   MPI_Comm pair_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;

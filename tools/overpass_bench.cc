@@ -946,7 +946,8 @@ class Bench {
   void printHeader(const std::vector<std::size_t>& sizes) const;
   void printRow(const Call& k, const Shape& s, const std::vector<Cell>& cells) const;
   void record(Form form, const Call& k, const Shape& s, const Cell& c,
-              const std::optional<double>& rttBefore, const std::optional<double>& rttAfter);
+              const std::optional<tools::LineProbe::Reading>& stateBefore,
+              const std::optional<tools::LineProbe::Reading>& stateAfter);
   bool setUpLink();
   LinkCounters linkNow() const;
   std::vector<LinkCounters> gatherLink(const LinkCounters& perCall) const;
@@ -1690,8 +1691,8 @@ void Bench::printHeader(const std::vector<std::size_t>& sizes) const {
     std::printf("# buffers hot (reused)  memory %s\n", o_.memory.c_str());
   if (probe_ && probe_->ready())
     std::printf(
-        "# the machine's state: a cache line's round trip between ranks 0 and 1 before and after "
-        "each row (--json row_line_rtt_ns)\n");
+        "# the machine's state: a cache line's round trip between ranks 0 and 1 and a kernel "
+        "round trip before and after each row (--json row_line_rtt_ns, row_kernel_ns)\n");
   if (!o_.netdev.empty())
     std::printf("# link: bytes and packets per call on %s of each of %zu hosts (--json)\n",
                 o_.netdev.c_str(), hosts_.size());
@@ -1794,7 +1795,8 @@ void Bench::printRow(const Call& k, const Shape& s, const std::vector<Cell>& cel
 }
 
 void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c,
-                   const std::optional<double>& rttBefore, const std::optional<double>& rttAfter) {
+                   const std::optional<tools::LineProbe::Reading>& stateBefore,
+                   const std::optional<tools::LineProbe::Reading>& stateAfter) {
   const CollInfo& info = collInfo(k.coll);
   nlohmann::json r = {
       {"coll", callName(k.coll, k.nonblocking)},
@@ -1830,10 +1832,13 @@ void Bench::record(Form form, const Call& k, const Shape& s, const Cell& c,
     r["test_calls"] = o_.testsDuringCompute;
   }
   if (form == Form::kBurst) r["burst"] = o_.burst;  // the times are per burst
-  // A cache line's round trip between ranks 0 and 1 before and after the row (null where they
-  // share no node).
+  // A cache line's round trip between ranks 0 and 1, and a kernel round trip, before and after the
+  // row (null where they share no node).
+  const bool read = stateBefore && stateAfter;
   r["row_line_rtt_ns"] =
-      rttBefore && rttAfter ? nlohmann::json{*rttBefore, *rttAfter} : nlohmann::json(nullptr);
+      read ? nlohmann::json{stateBefore->lineNs, stateAfter->lineNs} : nlohmann::json(nullptr);
+  r["row_kernel_ns"] =
+      read ? nlohmann::json{stateBefore->kernelNs, stateAfter->kernelNs} : nlohmann::json(nullptr);
   if (o_.syncEach) {
     r["call_p50_us"] = c.callP50Us;
     r["call_p99_us"] = c.callP99Us;
@@ -1911,7 +1916,8 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
       for (Form form : forms_) {
         std::vector<Cell> cells;
         Call k{};
-        const std::optional<double> rttBefore = probe_ ? probe_->measure() : std::nullopt;
+        const std::optional<tools::LineProbe::Reading> stateBefore =
+            probe_ ? probe_->measure() : std::nullopt;
         for (bool inPlace : modes_) {
           k = {coll,
                inPlace,
@@ -1928,7 +1934,8 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
           if (!inPlace || info.hasInPlace) c = measure(form, k, *shape);
           cells.push_back(c);
         }
-        const std::optional<double> rttAfter = probe_ ? probe_->measure() : std::nullopt;
+        const std::optional<tools::LineProbe::Reading> stateAfter =
+            probe_ ? probe_->measure() : std::nullopt;
         if (rank_ != 0) continue;
         for (std::size_t m = 0; m < cells.size(); ++m) {
           const Cell& c = cells[m];
@@ -1939,7 +1946,7 @@ int Bench::run(const std::vector<Coll>& colls, const std::vector<std::size_t>& s
             ++busbwCount_;
           }
           k.inPlace = modes_[m];
-          record(form, k, *shape, c, rttBefore, rttAfter);
+          record(form, k, *shape, c, stateBefore, stateAfter);
         }
         printRow(k, *shape, cells);
       }
@@ -2090,8 +2097,9 @@ std::optional<int> parseOptions(int argc, char** argv, int rank, int np, Options
       ->excludes("--cold");
   app.add_flag("--line-rtt", o.lineRtt,
                "Read the machine's state before and after each row: a cache line's round trip "
-               "between ranks 0 and 1 where they share a node, through shared memory (--json "
-               "row_line_rtt_ns; a few ms per reading)");
+               "between ranks 0 and 1 where they share a node, through shared memory, and a "
+               "kernel round trip at rank 0 (process_vm_readv of 64 bytes) (--json "
+               "row_line_rtt_ns, row_kernel_ns; a few ms per reading)");
   app.add_flag("--paired", o.paired,
                "Time the MPI library's own call (PMPI_<coll>, past any preloaded interposer) "
                "beside the call under test, in the same process: their batches alternate (AB, "

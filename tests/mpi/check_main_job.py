@@ -138,12 +138,14 @@ def check_sizes(a, failures):
             and row["wrong"] == 0 for row in rows):
         failures.append(f"--paired: rows {rows}")
     # --line-rtt, the machine's state per row (tools/line_probe.h): ranks 0 and 1 share this node,
-    # so every row carries a cache line's round trip between them before and after it, in ns.
+    # so every row carries a cache line's round trip between them, and a kernel round trip, before
+    # and after it, in ns.
     if "# the machine's state: a cache line's round trip" not in r.stdout:
         failures.append("row states: no line in the header")
-    if not rows or not all(len(row.get("row_line_rtt_ns") or []) == 2 and
-                           all(0 < x < 1e9 for x in row["row_line_rtt_ns"]) for row in rows):
-        failures.append(f"row states: no row_line_rtt_ns pair in {rows}")
+    for field in ["row_line_rtt_ns", "row_kernel_ns"]:
+        if not rows or not all(len(row.get(field) or []) == 2 and
+                               all(0 < x < 1e9 for x in row[field]) for row in rows):
+            failures.append(f"row states: no {field} pair in {rows}")
 
 
 def check_demo(a, failures):
