@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstring>
 
 #include "common/log.h"
 #include "shm/channel.h"
@@ -17,12 +16,6 @@ namespace {
 // state's 60-120 ns put a round near 30-60 ns.
 constexpr int kRounds = 8;
 constexpr double kFarRoundNs = 200;
-
-// What each rank publishes.
-struct Verdict {
-  double roundNs;
-  bool far;
-};
 
 }  // namespace
 
@@ -41,11 +34,9 @@ std::string_view coreDistanceName(CoreDistance d) {
 Status paceCoreDistance(ShmChannel& ch, std::optional<bool> mine, bool* changed) {
   *changed = false;
   CoreReading& reading = ch.cores();
-  if (!reading.due(ch.size())) {
-    ++reading.calls;
-    return Status::kOk;
-  }
+  const bool due = reading.due(ch.size());
   ++reading.calls;
+  if (!due) return Status::kOk;
   OVERPASS_CHECK(ch.sync());  // both ranks here: the rounds below time the transfers only
   std::array<double, kRounds> ns{};
   for (double& t : ns) {
@@ -56,20 +47,16 @@ Status paceCoreDistance(ShmChannel& ch, std::optional<bool> mine, bool* changed)
   // The median: a round that lost the core to another process (a time slice) says nothing of
   // the distance.
   std::sort(ns.begin(), ns.end());
-  Verdict verdict{(ns[kRounds / 2 - 1] + ns[kRounds / 2]) / 2, false};
-  verdict.far = mine ? *mine : verdict.roundNs > kFarRoundNs && !ch.crowded();
+  const double roundNs = (ns[kRounds / 2 - 1] + ns[kRounds / 2]) / 2;
+  const bool farHere = mine ? *mine : roundNs > kFarRoundNs && !ch.crowded();
   OVERPASS_CHECK(ch.reserve());
-  std::memcpy(ch.next(), &verdict, sizeof verdict);
+  *ch.next() = farHere;  // this rank's verdict, one byte
   OVERPASS_CHECK(ch.sync());
   bool far = false;
-  for (int q = 0; q < ch.size(); ++q) {
-    Verdict v;
-    std::memcpy(&v, ch.peer(q), sizeof v);
-    far = far || v.far;
-  }
+  for (int q = 0; q < ch.size(); ++q) far = far || *ch.peer(q);
   const CoreDistance agreed = far ? CoreDistance::kFar : CoreDistance::kNear;
-  OVERPASS_DEBUG("cores: a round with the peer %.0f ns (%s here%s): the team's cores %s",
-                 verdict.roundNs, verdict.far ? "far" : "near", mine ? ", as configured" : "",
+  OVERPASS_DEBUG("cores: a round with the peer %.0f ns (%s here%s): the team's cores %s", roundNs,
+                 farHere ? "far" : "near", mine ? ", as configured" : "",
                  coreDistanceName(agreed).data());
   *changed = agreed != reading.agreed;
   reading.agreed = agreed;
