@@ -242,6 +242,13 @@ Canonical parseCoreDistance(std::string_view value, Config& config) {
   return name;
 }
 
+Canonical parseRaceVote(std::string_view value, Config& config) {
+  const auto name = parseChoice(value, {"auto", "first", "second"});
+  if (!name) return std::nullopt;
+  config.raceVote = *name == "auto" ? std::nullopt : std::optional<int>(*name == "second");
+  return name;
+}
+
 Canonical parseCommWarmUp(std::string_view value, Config& config) {
   const auto calls = parseCount(trim(value), 999999);
   if (!calls) return std::nullopt;
@@ -428,6 +435,13 @@ constexpr std::array kVars = {
               "(auto), or taken as given; the ranks agree on far where either says far, so their "
               "values may differ.",
               false, parseCoreDistance},
+    ConfigVar{"OVERPASS_RACE_VOTE", "auto", "auto|first|second",
+              "This rank's vote in the races of tune rules that name two algorithms "
+              "(docs/TUNING.md): its own timings of both on the program's calls (auto), or the "
+              "first or second algorithm as given. The ranks agree on the faster of the slowest "
+              "rank's times (a tie, also between a first and a second vote, keeps the first), so "
+              "their values may differ.",
+              false, parseRaceVote},
     ConfigVar{"OVERPASS_PROGRESS", "calls", "calls|thread",
               "Who advances the nonblocking collectives Overpass serves: every MPI call of the "
               "application that waits or tests (calls), or also a thread of Overpass's that polls "

@@ -52,6 +52,9 @@ struct Config {
   // OVERPASS_CORE_DISTANCE: this rank's verdict on how far its peer's core is (true: far) in the
   // readings of two-rank teams (shm/core_distance.h); none: measured.
   std::optional<bool> coresFar;
+  // OVERPASS_RACE_VOTE: this rank's vote in every race (coll/select/race.h), 0 for a race's first
+  // algorithm, 1 for its second; none: its own timings.
+  std::optional<int> raceVote;
   ProgressMode progress = ProgressMode::kCalls;
   std::size_t fusion = 0;    // bytes up to which consecutive nonblocking allreduces fuse; 0: off
   std::size_t gpuChunk = 0;  // bytes per chunk of the device staging pipeline; 0: off

@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "coll/select/race.h"
 #include "coll/select/selector.h"
 #include "coll/team.h"
 #include "gpu/memory.h"
@@ -43,6 +44,7 @@ struct CommEngine {
   bool deviceCapable = false;   // some rank may pass device buffers: agreed at creation
   const Selector* selector = nullptr;  // the runtime's, for the steps of hierarchical algorithms
   SelectionCache selections;           // memoised selector decisions
+  RaceBook races;                      // the races its blocking calls run (coll/select/race.h)
   std::unique_ptr<ShmArena> arena;     // this rank's node's shared memory (shim/comm_state.cc)
   std::unique_ptr<ShmChannel> shm;     // this rank's end of it, among the node's ranks (or null)
   std::size_t streamAbove = SIZE_MAX;  // Team::streamAbove: the node ranks' share of the L3

@@ -81,19 +81,39 @@ int errorCode(CommState& state, Status status) {
 
 namespace {
 
-const Algorithm& selectFor(const CallShape& s, std::span<const Algorithm* const> excluded) {
+Selection selectFor(const CallShape& s, std::span<const Algorithm* const> excluded) {
   const Selection chosen = runtime().selector.select(s, excluded);
   if (chosen.skipped)
     OVERPASS_DEBUG("%s of %zu bytes on %d ranks: rule '%s' skipped, %s cannot serve it%s",
                    collectiveName(s.coll).data(), s.bytes, s.teamSize, chosen.skipped->text.c_str(),
                    chosen.skipped->algorithm->name.data(),
                    s.ordered ? " in deterministic mode" : "");
-  return *chosen.algorithm;
+  return chosen;
 }
 
-// The algorithm for `shape` on the communicator, memoised.
-const Algorithm& selectAlgorithm(CommState& state, const CallShape& shape) {
+// The algorithm for `shape` on the communicator, and a race's rival, memoised.
+SelectionCache::Choice selectAlgorithm(CommState& state, const CallShape& shape) {
   return state.engine->selections.get(shape, selectFor);
+}
+
+// A blocking call of `race` (coll/select/race.h): at its decision, every rank's medians of its
+// trials, the largest over the ranks (one allreduce on Overpass's communicator), decide the
+// winner. An MPI error code.
+int paceRace(CommState& state, Race& race, const CallShape& shape) {
+  if (race.step() != Race::Step::kDecide) return MPI_SUCCESS;
+  std::array<double, 2> times = race.medians(runtime().config.raceVote);
+  if (const int rc =
+          PMPI_Allreduce(MPI_IN_PLACE, times.data(), 2, MPI_DOUBLE, MPI_MAX, state.engine->dup);
+      rc != MPI_SUCCESS)
+    return rc;
+  race.decide(times);
+  OVERPASS_DEBUG(
+      "race of %s, %zu bytes on %d ranks: %s %.0f ns, %s %.0f ns (the slowest rank's "
+      "medians of %u calls each): %s",
+      collectiveName(shape.coll).data(), shape.bytes, shape.teamSize, race.first().name.data(),
+      times[0], race.second().name.data(), times[1], static_cast<unsigned>(Race::kTrials),
+      race.runner().name.data());
+  return MPI_SUCCESS;
 }
 
 // An algorithm's error: raised through the communicator's error handler by a blocking call; a
@@ -233,7 +253,7 @@ Status runPipeline(CommState& state, const Call& call, const CallShape& shape, c
                      chunkShape.bytes = bytes;
                      chunkShape.count = bytes / e;
                      chunkShape.mem = CallMemory::kHost;
-                     const Algorithm& algorithm = selectAlgorithm(state, chunkShape);
+                     const Algorithm& algorithm = *selectAlgorithm(state, chunkShape).algorithm;
                      ReentryGuard guard;
                      *rc = algorithm.isPmpi() ? chunk.pmpi() : chunk.run(state, algorithm);
                      if (*rc == kDeclinedCall) *rc = chunk.pmpi();
@@ -353,7 +373,7 @@ int runNested(CommState& state, Call& call, const Algorithm** used = nullptr) {
   describeEngine(shape, *state.engine, true);
   // Not through the communicator's memo: an operation runs at a time of this rank's own, and the
   // memo's replacements must happen at the same calls on every rank.
-  const Algorithm& algorithm = selectFor(shape, {});
+  const Algorithm& algorithm = *selectFor(shape, {}).algorithm;
   std::optional<FallbackReason> reason;
   if (algorithm.isPmpi()) reason = FallbackReason::kSelected;
   const int rc = runHere(&state, call, &algorithm, &reason);
@@ -525,6 +545,7 @@ struct Repeat {
   int sendcount = 0, recvcount = 0, root = 0;
   bool sendInPlace = false, recvInPlace = false;
   const Algorithm* algorithm = nullptr;  // the MPI library's where the selection chose it
+  Race* race = nullptr;                  // the race that chose it, if any (the engine's)
   CallShape shape;                       // for the statistics
   // check()'s translation of the reduction (never a program's own operation).
   DataType redType = DataType::kByte;
@@ -541,7 +562,7 @@ __attribute__((tls_model("initial-exec"))) thread_local std::array<Repeat, kNumC
     tRepeats;
 
 // Remembers `call`, decided as `algorithm` (the one selected) on `state`, where it may be.
-void remember(const Call& call, CommState& state, const Algorithm& algorithm,
+void remember(const Call& call, CommState& state, const Algorithm& algorithm, Race* race,
               const CallShape& shape, const Memory& memory) {
   if (call.request || isVector(call.coll) || memory.any() ||
       (algorithm.kind != AlgorithmKind::kHost && !algorithm.isPmpi()) ||
@@ -560,6 +581,7 @@ void remember(const Call& call, CommState& state, const Algorithm& algorithm,
                                                    .sendInPlace = call.sendbuf == MPI_IN_PLACE,
                                                    .recvInPlace = call.recvbuf == MPI_IN_PLACE,
                                                    .algorithm = &algorithm,
+                                                   .race = race,
                                                    .shape = shape,
                                                    .redType = call.red.type,
                                                    .redOp = call.red.op,
@@ -580,7 +602,9 @@ std::optional<int> runRepeated(Call& call) {
     if (memory.any()) return std::nullopt;
   }
   CommState& state = *r.state;
-  // A call that reads the cores' distance takes the whole path (paceCores); the others are counted.
+  // A race's trials and decision take the whole path; so does a call that reads the cores'
+  // distance (paceCores), the others are counted.
+  if (r.race && !r.race->settled()) return std::nullopt;
   if (ShmChannel* pair = pairChannel(*state.engine)) {
     CoreReading& reading = pair->cores();
     if (reading.due(pair->size())) return std::nullopt;
@@ -600,6 +624,7 @@ std::optional<int> runRepeated(Call& call) {
   std::optional<FallbackReason> reason;
   if (r.algorithm->isPmpi()) reason = FallbackReason::kSelected;
   const int rc = runHere(&state, call, r.algorithm, &reason);
+  if (r.race) r.race->done(0);
   if (timed) record(call, &r.shape, r.algorithm, reason, memory, start);
   return rc;
 }
@@ -663,8 +688,17 @@ int dispatchUnguarded(Call& call) {
     if (const int rc = paceCores(*state, shape); rc != MPI_SUCCESS) return raiseError(comm, rc);
   }
   const Algorithm* algorithm = nullptr;
+  Race* race = nullptr;
   if (!reason) {
-    algorithm = &selectAlgorithm(*state, shape);
+    const SelectionCache::Choice choice = selectAlgorithm(*state, shape);
+    algorithm = choice.algorithm;
+    if (choice.rival && !call.request)
+      race = state->engine->races.find(shape, *choice.algorithm, *choice.rival);
+    if (race) {
+      if (const int rc = paceRace(*state, *race, shape); rc != MPI_SUCCESS)
+        return raiseError(comm, rc);
+      algorithm = &race->runner();
+    }
     if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
   }
   const auto start =
@@ -676,12 +710,15 @@ int dispatchUnguarded(Call& call) {
                                  ? deviceMemory()
                                  : nullptr)
     memory = classify(call, *device);
-  if (algorithm) remember(call, *state, *algorithm, shape, memory);
+  if (algorithm) remember(call, *state, *algorithm, race, shape, memory);
   if (call.request && !reason) return startInOperation(*state, call, *algorithm, memory, shape);
   if (call.request && memory.any() && nonblockingReady()) {
     if (timed) record(call, &shape, algorithm, reason, memory, start);
     return startStagedPmpi(*state, call, memory);
   }
+  const bool trial = race && race->step() == Race::Step::kTrial;
+  const auto raceStart =
+      trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   int rc = MPI_SUCCESS;
   // The device algorithms and the pipeline run, or decline alike on every rank and are passed
   // over for this shape; at most two of them are tried (coll/select/registry.h), then a host
@@ -700,12 +737,17 @@ int dispatchUnguarded(Call& call) {
         "over for this size for %u calls",
         collectiveName(coll).data(), shape.bytes, algorithm->name.data(),
         static_cast<unsigned>(SelectionCache::kRetryAfter));
-    algorithm = &state->engine->selections.decline(shape, *algorithm, selectFor);
+    algorithm = state->engine->selections.decline(shape, *algorithm, selectFor).algorithm;
     if (algorithm->isPmpi()) reason = FallbackReason::kSelected;
   }
   if (reason || algorithm->kind == AlgorithmKind::kHost)
     rc = memory.any() ? runStaged(state, call, algorithm, memory, state->deviceStaging, &reason)
                       : runHere(state, call, algorithm, &reason);
+  if (race)
+    race->done(
+        trial ? static_cast<std::uint64_t>(
+                    std::chrono::nanoseconds(std::chrono::steady_clock::now() - raceStart).count())
+              : 0);
   if (timed) record(call, sized ? &shape : nullptr, algorithm, reason, memory, start);
   return rc;
 }

@@ -129,8 +129,10 @@ void printSelection(const Selector& selector, int ranks, bool deterministic,
       auto decided = [&](CoreDistance cores) {
         shape.cores = cores;
         const Selection s = selector.select(shape);
+        std::string name(s.algorithm->name);
+        if (s.rival) name += "|" + std::string(s.rival->name);  // a race (coll/select/race.h)
         return std::pair<std::string, std::string>(
-            s.algorithm->name, s.rule ? "rule '" + s.rule->text + "'" : "cost model");
+            name, s.rule ? "rule '" + s.rule->text + "'" : "cost model");
       };
       // Two ranks on one node read how far apart their cores are (shm/core_distance.h): where
       // that changes the choice, both, the far one after a '|'.

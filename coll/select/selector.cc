@@ -86,6 +86,16 @@ const std::string_view kDefaultTune =
     // 0.89-1.25x). Allreduce stays with shm: cma was 0.93-1.46x at 1-64 MiB in the slow state,
     // shm 0.84-1.47x there and 1.23-1.82x in the fast rows.
     "#reduce:1M-inf:np=3-5:nodes=1:@cma"
+    // Races (coll/select/race.h): where the faster of two changed with the state of the machine
+    // between runs, beyond any reading of it (docs/PERFORMANCE.md, "Races"), both are timed on the
+    // program's calls and the faster kept. np 2, allgather and alltoall of 4-16 KiB blocks, shm
+    // or the MPI library (its single copy, one kernel round trip per message: allgather of 8 KiB
+    // blocks shm 1.71-1.84x or 0.76-0.81x, in later slow states 2.2-2.4x against the MPI
+    // library's 0.95-0.97x; 16 KiB blocks 0.51x or 1.38-1.52x; alltoall alike); np 3-4, reduce
+    // of 128 KiB-1 MiB, shm or cma (256 KiB: shm 0.89-1.25x and cma 0.71-0.82x in one state,
+    // 0.67-0.96x and 0.81-1.22x in the other).
+    "#allgather:4K-32K:np=2:nodes=1:@shm|pmpi#alltoall:4K-32K:np=2:nodes=1:@shm|pmpi"
+    "#reduce:128K-1M:np=3-5:nodes=1:@shm|cma"
     // The vector collectives and the scans (docs/PERFORMANCE.md, "Vector collectives and scans",
     // one node, np 2 and 4, 2026-12-04). Alltoallv, gatherv and scatterv have no size every rank
     // knows (they are selected as calls of 0 bytes), so one algorithm serves all their sizes, and
@@ -205,6 +215,12 @@ Selection Selector::select(const CallShape& call,
     if (allowed(*it->algorithm)) {
       s.algorithm = it->algorithm;
       s.rule = &*it;
+      // A race where its second algorithm serves too; in deterministic mode only between
+      // algorithms that combine in rank order (which give the same bits).
+      if (const Algorithm* rival = it->rival;
+          rival && allowed(*rival) &&
+          (!call.ordered || (rival->rankOrder && s.algorithm->rankOrder)))
+        s.rival = rival;
       return s;
     }
     if (!s.skipped) s.skipped = &*it;

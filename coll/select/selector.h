@@ -5,7 +5,8 @@
 // Order: the rules, highest priority first (OVERPASS_<COLLECTIVE>, then OVERPASS_TUNE from its
 // last rule to its first, then the built-in rules kDefaultTune): the first rule that matches the
 // call and whose algorithm can serve it decides. Where none does, the cost model picks the
-// cheapest Overpass algorithm that can serve the call.
+// cheapest Overpass algorithm that can serve the call. A rule may name two algorithms, a race
+// (coll/select/race.h): the selector returns both, and the shim runs the one the ranks agree on.
 #pragma once
 
 #include <array>
@@ -29,6 +30,9 @@ extern const std::string_view kDefaultTune;
 
 struct Selection {
   const Algorithm* algorithm = nullptr;
+  // The second algorithm of a race the deciding rule names, where it serves the call too
+  // (coll/select/race.h); null: no race, `algorithm` runs.
+  const Algorithm* rival = nullptr;
   const TuneRule* rule = nullptr;     // the rule that decided; nullptr: the cost model
   const TuneRule* skipped = nullptr;  // a higher-priority rule that matched but cannot serve
 };
@@ -77,33 +81,41 @@ const Algorithm& selectNodeStep(const Team& team, const CollArgs& args, int node
 // algorithm that declined a shape (a device algorithm whose first round found that some rank's
 // buffers cannot take part, alike on every rank) is passed over for that shape, and offered again
 // after kRetryAfter calls of it: every rank sees the same calls and declines, so every rank's
-// memo holds the same. Not thread-safe; MPI forbids concurrent collectives on one communicator.
+// memo holds the same. `select` is the selector's select(call, excluded) or a stand-in. Not
+// thread-safe; MPI forbids concurrent collectives on one communicator.
 class SelectionCache {
  public:
   static constexpr std::uint32_t kRetryAfter = 64;
 
+  // The algorithm and, in a race, its rival (Selection's two; its rules are not kept).
+  struct Choice {
+    const Algorithm* algorithm = nullptr;
+    const Algorithm* rival = nullptr;
+  };
+
   template <class Select>
-  const Algorithm& get(const CallShape& call, Select&& select) {
+  Choice get(const CallShape& call, Select&& select) {
     Entry& e = entry(call);
-    if (e.algorithm == nullptr || e.bytes != call.bytes || e.count != call.count ||
+    if (e.chosen.algorithm == nullptr || e.bytes != call.bytes || e.count != call.count ||
         e.ordered != call.ordered || e.mem != call.mem || e.cores != call.cores) {
       e = {call.bytes, call.count, call.ordered, call.mem, call.cores};
-      e.algorithm = &select(call, std::span<const Algorithm* const>{});
+      e.chosen = choice(select(call, std::span<const Algorithm* const>{}));
     } else if (e.declines && ++e.uses >= kRetryAfter) {
       e.declines = 0;
       e.uses = 0;
-      e.algorithm = &select(call, std::span<const Algorithm* const>{});
+      e.chosen = choice(select(call, std::span<const Algorithm* const>{}));
     }
-    return *e.algorithm;
+    return e.chosen;
   }
   // `declined` (the entry's algorithm) declined `call`: the next choice, memoised.
   template <class Select>
-  const Algorithm& decline(const CallShape& call, const Algorithm& declined, Select&& select) {
+  Choice decline(const CallShape& call, const Algorithm& declined, Select&& select) {
     Entry& e = entry(call);
     if (e.declines < kMaxDeclines) e.declined[e.declines++] = &declined;
     e.uses = 0;
-    e.algorithm = &select(call, std::span<const Algorithm* const>(e.declined.data(), e.declines));
-    return *e.algorithm;
+    e.chosen =
+        choice(select(call, std::span<const Algorithm* const>(e.declined.data(), e.declines)));
+    return e.chosen;
   }
 
  private:
@@ -114,10 +126,11 @@ class SelectionCache {
     bool ordered = false;
     CallMemory mem = CallMemory::kHost;
     CoreDistance cores = CoreDistance::kUnread;
-    const Algorithm* algorithm = nullptr;
+    Choice chosen{};
     std::array<const Algorithm*, kMaxDeclines> declined{};
     std::uint32_t declines = 0, uses = 0;
   };
+  static Choice choice(const Selection& s) { return {s.algorithm, s.rival}; }
   Entry& entry(const CallShape& call) {
     return entries_[index(call.coll)][(call.bytes ^ (call.bytes >> 9)) % kWays];
   }

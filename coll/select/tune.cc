@@ -116,12 +116,34 @@ std::optional<TuneRule> parseRule(std::string_view text, std::string* why) {
         *why = "'" + std::string(f) + "': a second algorithm in one rule";
         return std::nullopt;
       }
-      rule.algorithm = findAlgorithm(rule.coll, f.substr(1));
-      if (!rule.algorithm) {
-        *why = "'" + std::string(f.substr(1)) + "' is not an algorithm of " +
-               std::string(collectiveName(rule.coll)) + " (" + algorithmsOf(rule.coll) + ")";
+      const std::vector<std::string_view> names = split(f.substr(1), '|');
+      if (names.size() > 2) {
+        *why = "'" + std::string(f) + "': a race names two algorithms";
         return std::nullopt;
       }
+      const Algorithm* named[2] = {nullptr, nullptr};
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        named[k] = findAlgorithm(rule.coll, names[k]);
+        if (!named[k]) {
+          *why = "'" + std::string(names[k]) + "' is not an algorithm of " +
+                 std::string(collectiveName(rule.coll)) + " (" + algorithmsOf(rule.coll) + ")";
+          return std::nullopt;
+        }
+      }
+      if (named[1]) {
+        if (named[0] == named[1]) {
+          *why = "'" + std::string(f) + "': a race of an algorithm with itself";
+          return std::nullopt;
+        }
+        for (const Algorithm* a : named)
+          if (a->kind != AlgorithmKind::kHost && !a->isPmpi()) {
+            *why = "'" + std::string(f) + "': " + std::string(a->name) +
+                   " cannot race (host algorithms and pmpi only)";
+            return std::nullopt;
+          }
+      }
+      rule.algorithm = named[0];
+      rule.rival = named[1];
     } else if (f.rfind("np=", 0) == 0) {
       if (!parseCount(f, "team size", &ranked, &rule.minRanks, &rule.maxRanks, why))
         return std::nullopt;

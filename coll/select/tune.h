@@ -14,10 +14,14 @@
 //                                              the ranks last read as near, or far (shm/
 //                                              core_distance.h; without: every call)
 //           | '@' algorithm                    a name of the registry, or pmpi
+//           | '@' algorithm '|' algorithm      a race: both timed on the program's calls, the
+//                                              faster kept (coll/select/race.h); host
+//                                              algorithms and pmpi only
 //   range  := size '-' size
 //   size   := digits ('K' | 'M' | 'G')? | 'inf'     (K = 1024; letters in either case)
 //
 // e.g. allreduce:0-8K:@recursive_doubling#allreduce:8K-inf:np=3-inf:@ring#bcast:@binomial
+//      allgather:4K-32K:np=2:@shm|pmpi
 // The size of a call is one rank's contribution (count x type size; the per-rank block for
 // gather, scatter, allgather and alltoall), equal on every rank. Parsing is strict: an error names
 // the token and what is wrong with it. docs/TUNING.md is the user's description.
@@ -48,7 +52,8 @@ struct TuneRule {
   std::optional<CallMemory> mem;      // none: both
   std::optional<CoreDistance> cores;  // none: every call, read or not
   const Algorithm* algorithm = nullptr;
-  std::string text;  // the rule as written, for messages and overpass-info
+  const Algorithm* rival = nullptr;  // a race's second algorithm; none: no race
+  std::string text;                  // the rule as written, for messages and overpass-info
 
   // call.acrossNodes: the inter-node step of a hierarchical algorithm; call.withinNode: a step
   // among the ranks of one node.

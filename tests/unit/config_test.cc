@@ -147,6 +147,7 @@ std::string otherValue(const ConfigVar& var) {
     return "x.json";
   if (name == "OVERPASS_GPU_DEPTH") return "4";
   if (name == "OVERPASS_CORE_DISTANCE") return "far";
+  if (name == "OVERPASS_RACE_VOTE") return "second";
   return var.defaultValue == "1" ? "0" : "1";
 }
 
@@ -174,6 +175,15 @@ TEST(Config, CoreDistance) {
   const ParsedConfig bad = parse({{"OVERPASS_CORE_DISTANCE", "close"}});
   ASSERT_EQ(bad.errors.size(), 1u);
   EXPECT_NE(bad.errors[0].find("auto|near|far"), std::string::npos) << bad.errors[0];
+}
+
+// OVERPASS_RACE_VOTE: this rank's timings (auto), or its vote for a race's first or second.
+TEST(Config, RaceVote) {
+  EXPECT_FALSE(parse({}).config.raceVote);
+  EXPECT_FALSE(parse({{"OVERPASS_RACE_VOTE", "auto"}}).config.raceVote);
+  EXPECT_EQ(parse({{"OVERPASS_RACE_VOTE", "first"}}).config.raceVote, 0);
+  EXPECT_EQ(parse({{"OVERPASS_RACE_VOTE", "Second"}}).config.raceVote, 1);
+  EXPECT_EQ(parse({{"OVERPASS_RACE_VOTE", "third"}}).errors.size(), 1u);
 }
 
 TEST(Config, EditDistance) {

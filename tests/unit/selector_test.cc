@@ -352,15 +352,17 @@ TEST(SelectionCache, RemembersPerShapeAndTellsShapesApart) {
   int calls = 0;
   const Algorithm& ring = *findAlgorithm(Collective::kAllreduce, "ring");
   const Algorithm& rd = *findAlgorithm(Collective::kAllreduce, "recursive_doubling");
-  auto select = [&](const CallShape& c, std::span<const Algorithm* const>) -> const Algorithm& {
+  auto select = [&](const CallShape& c, std::span<const Algorithm* const>) {
     ++calls;
-    return c.bytes > 100 ? ring : rd;
+    return Selection{.algorithm = c.bytes > 100 ? &ring : &rd,
+                     .rival = c.bytes > 100 ? &rd : nullptr};
   };
   CallShape a = shape(Collective::kAllreduce, 4096, 4), b = shape(Collective::kAllreduce, 8, 4);
-  EXPECT_EQ(&cache.get(a, select), &ring);
-  EXPECT_EQ(&cache.get(a, select), &ring);
+  EXPECT_EQ(cache.get(a, select).algorithm, &ring);
+  EXPECT_EQ(cache.get(a, select).rival, &rd);  // a race's rival is memoised with it
   EXPECT_EQ(calls, 1);
-  EXPECT_EQ(&cache.get(b, select), &rd);
+  EXPECT_EQ(cache.get(b, select).algorithm, &rd);
+  EXPECT_EQ(cache.get(b, select).rival, nullptr);
   EXPECT_EQ(calls, 2);
   a.count = 512;  // same bytes, another element size
   cache.get(a, select);
@@ -408,6 +410,44 @@ TEST(Selector, RulesByTheCoresDistance) {
   }
 }
 
+// Races: '@a|b' names two host algorithms (or pmpi); the selector returns both where both serve,
+// only the first where the second cannot, and in deterministic mode only between algorithms that
+// combine in rank order.
+TEST(Selector, RacesNameTwoAlgorithms) {
+  std::string error;
+  auto rules = parseTune("allgather:4K-32K:np=2:@shm|pmpi", &error);
+  ASSERT_TRUE(rules) << error;
+  EXPECT_EQ((*rules)[0].algorithm->name, "shm");
+  EXPECT_EQ((*rules)[0].rival->name, "pmpi");
+  EXPECT_EQ((*parseTune("allgather:@ring", &error))[0].rival, nullptr);
+  EXPECT_NE(tuneError("allgather:@shm|ring|pmpi").find("a race names two algorithms"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allgather:@shm|shm").find("with itself"), std::string::npos);
+  EXPECT_NE(tuneError("allgather:@shm|rings").find("'rings' is not an algorithm"),
+            std::string::npos);
+  EXPECT_NE(tuneError("allreduce:@ring|device_ipc").find("cannot race"), std::string::npos);
+
+  const Selector selector =
+      selectorWith({{"OVERPASS_TUNE", "reduce:@shm|cma#allgather:@ring|shm"}});
+  CallShape r = shape(Collective::kReduce, 256 << 10, 4);
+  r.shmBuffer = 128 << 10;
+  r.maxPerNode = 4;
+  Selection s = selector.select(r);
+  EXPECT_EQ(s.algorithm->name, "shm");
+  ASSERT_NE(s.rival, nullptr);
+  EXPECT_EQ(s.rival->name, "cma");
+  r.ordered = true;  // deterministic mode: shm and cma both combine in rank order
+  EXPECT_NE(selector.select(r).rival, nullptr);
+  const Selector toPmpi = selectorWith({{"OVERPASS_TUNE", "reduce:@shm|pmpi"}});
+  EXPECT_EQ(toPmpi.select(r).rival, nullptr);  // the MPI library's order is not rank order
+  r.ordered = false;
+  EXPECT_EQ(toPmpi.select(r).rival->name, "pmpi");
+  CallShape g = shape(Collective::kAllgather, 4096, 4);  // no channel: shm cannot serve
+  s = selector.select(g);
+  EXPECT_EQ(s.algorithm->name, "ring");
+  EXPECT_EQ(s.rival, nullptr);
+}
+
 // A device algorithm that declined a shape (alike on every rank) is passed over for it, then
 // offered again after kRetryAfter calls: every rank's memo holds the same.
 TEST(SelectionCache, PassesOverADeclinedAlgorithmThenOffersItAgain) {
@@ -416,24 +456,23 @@ TEST(SelectionCache, PassesOverADeclinedAlgorithmThenOffersItAgain) {
   std::vector<std::string> errors;
   const auto selector = Selector::create(config, &errors);
   ASSERT_TRUE(selector) << errors.front();
-  auto select = [&](const CallShape& c,
-                    std::span<const Algorithm* const> excluded) -> const Algorithm& {
-    return *selector->select(c, excluded).algorithm;
+  auto select = [&](const CallShape& c, std::span<const Algorithm* const> excluded) {
+    return selector->select(c, excluded);
   };
   CallShape s = shape(Collective::kAllreduce, 8 << 20, 4);
   s.mem = CallMemory::kDevice;
   s.splittable = true;
   s.shmBuffer = 1 << 20;
   SelectionCache cache;
-  const Algorithm& ipc = cache.get(s, select);
+  const Algorithm& ipc = *cache.get(s, select).algorithm;
   EXPECT_EQ(ipc.name, kDeviceIpcName);
-  const Algorithm& pipeline = cache.decline(s, ipc, select);
+  const Algorithm& pipeline = *cache.decline(s, ipc, select).algorithm;
   EXPECT_EQ(pipeline.name, kStagedPipelineName);
-  const Algorithm& host = cache.decline(s, pipeline, select);
+  const Algorithm& host = *cache.decline(s, pipeline, select).algorithm;
   EXPECT_EQ(host.kind, AlgorithmKind::kHost);
   for (std::uint32_t i = 1; i < SelectionCache::kRetryAfter; ++i)
-    EXPECT_EQ(&cache.get(s, select), &host);
-  EXPECT_EQ(&cache.get(s, select), &ipc);
+    EXPECT_EQ(cache.get(s, select).algorithm, &host);
+  EXPECT_EQ(cache.get(s, select).algorithm, &ipc);
 }
 
 // mem=device rules: the device algorithms serve only where the communicator may carry device
