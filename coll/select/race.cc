@@ -22,8 +22,12 @@ std::array<double, 2> Race::medians(std::optional<int> vote) const {
 }
 
 void Race::done(std::uint64_t ns) {
-  if (step() == Step::kTrial) times_[calls_ % 2][calls_ / 2] = ns;
-  if (++calls_ == 2 * kTrials + 1 + kEvery) calls_ = 0;
+  if (step() == Step::kTrial)
+    times_[(calls_ / kRun) % 2][calls_ / (2 * kRun) * kRun + calls_ % kRun] = ns;
+  if (++calls_ == 2 * kTrials + 1 + (raced_ ? kEvery : kFirstEvery)) {
+    calls_ = 0;
+    raced_ = true;
+  }
 }
 
 Race* RaceBook::find(const CallShape& call, const Algorithm& first, const Algorithm& second) {

@@ -5,13 +5,18 @@
 // faster at some sizes changes while a job runs, with states of the host that no reading of the
 // machine tells apart. A race times both on the program's own calls and keeps the faster:
 //
-//   calls 0 .. 2*kTrials-1  trials: the two algorithms alternately, each call timed by each rank
+//   calls 0 .. 2*kTrials-1  trials: the two algorithms in turn, kRun calls each at a time (a
+//                           call right after the other algorithm's finds the caches and pages
+//                           as that one left them: a run of calls measures each mostly as it
+//                           runs alone), each call timed by each rank
 //   call 2*kTrials          the decision: every rank's median time of each algorithm over its
 //                           trials, the largest over the ranks (as the slowest rank sees it,
 //                           one small allreduce of the MPI library on Overpass's communicator);
 //                           the faster wins, a tie the first; then this call runs the winner
-//   the next kEvery calls   the winner; then the race starts again (the host's state changes
-//                           over minutes).
+//   the next calls          the winner: kFirstEvery after the first race (whose trials are the
+//                           shape's first calls, which pay for first-touched pages), kEvery after
+//                           each later one; then the race starts again (the host's state
+//                           changes over minutes).
 //
 // Every rank counts the same calls of the shape (blocking calls, which every rank makes in the
 // same order, on both of shim/dispatch.cc's paths) and decides from the same agreed times: every
@@ -34,8 +39,12 @@ namespace overpass {
 
 class Race {
  public:
-  static constexpr std::uint32_t kTrials = 8;    // timed calls of each algorithm per race
-  static constexpr std::uint32_t kEvery = 1024;  // calls of the winner before the next race
+  static constexpr std::uint32_t kTrials = 8;       // timed calls of each algorithm per race
+  static constexpr std::uint32_t kRun = 4;          // of them, one after another
+  static constexpr std::uint32_t kFirstEvery = 64;  // calls of the first winner, then a race
+  static constexpr std::uint32_t kEvery = 1024;     // calls of a later winner, then a race
+
+  static_assert(kTrials % kRun == 0);
 
   enum class Step : std::uint8_t { kTrial, kDecide, kWinner };
 
@@ -47,9 +56,10 @@ class Race {
     return calls_ < 2 * kTrials ? Step::kTrial
                                 : (calls_ == 2 * kTrials ? Step::kDecide : Step::kWinner);
   }
-  // The algorithm of the next call: in the trials, the two in turn; then the winner.
+  // The algorithm of the next call: in the trials, the two in turn, kRun calls each; then the
+  // winner.
   const Algorithm& runner() const {
-    return *runners_[step() == Step::kTrial ? calls_ % 2 : winner_];
+    return *runners_[step() == Step::kTrial ? (calls_ / kRun) % 2 : winner_];
   }
   // Whether the next call runs the winner, neither timed nor deciding: shim/dispatch.cc's
   // repeated calls may take it.
@@ -71,6 +81,7 @@ class Race {
   std::array<std::array<std::uint64_t, kTrials>, 2> times_{};
   std::uint32_t calls_ = 0;  // since the race began
   int winner_ = 0;
+  bool raced_ = false;  // a race was decided before this one
 };
 
 // One communicator's races, one per shape a racing rule decides (every rank creates them at the
