@@ -452,37 +452,35 @@ int Call::pmpiOn(MPI_Comm c, MPI_Request* r) const {
 #undef OVERPASS_PMPI
 }
 
-void Call::keepArrays(std::vector<int>* store) {
-  const auto p = static_cast<std::size_t>(size);
-  const bool root = rank == this->root;
-  const int** arrays[4] = {&sendcounts, &sdispls, &recvcounts, &rdispls};
-  bool significant[4] = {false, false, false, false};
+std::array<const int*, 4> Call::significantArrays() const {
+  const bool isRoot = rank == root;
   switch (coll) {
     case kAllgatherv:
-      significant[2] = significant[3] = true;
-      break;
+      return {nullptr, nullptr, recvcounts, rdispls};
     case kAlltoallv:  // in place, the send side is not significant
-      significant[0] = significant[1] = sendbuf != MPI_IN_PLACE;
-      significant[2] = significant[3] = true;
-      break;
+      return {sendbuf != MPI_IN_PLACE ? sendcounts : nullptr,
+              sendbuf != MPI_IN_PLACE ? sdispls : nullptr, recvcounts, rdispls};
     case kGatherv:
-      significant[2] = significant[3] = root;
-      break;
+      return {nullptr, nullptr, isRoot ? recvcounts : nullptr, isRoot ? rdispls : nullptr};
     case kScatterv:
-      significant[0] = significant[1] = root;
-      break;
+      return {isRoot ? sendcounts : nullptr, isRoot ? sdispls : nullptr, nullptr, nullptr};
     case kReduceScatter:
-      significant[2] = true;
-      break;
+      return {nullptr, nullptr, recvcounts, nullptr};
     default:
-      return;
+      return {nullptr, nullptr, nullptr, nullptr};
   }
+}
+
+void Call::keepArrays(std::vector<int>* store) {
+  if (!isVector(coll)) return;
+  const auto p = static_cast<std::size_t>(size);
+  const std::array<const int*, 4> given = significantArrays();
+  const int** arrays[4] = {&sendcounts, &sdispls, &recvcounts, &rdispls};
   store->clear();
   store->reserve(4 * p);  // no reallocation below: the pointers into it stay valid
   for (int i = 0; i < 4; ++i) {
-    const int* given = significant[i] ? *arrays[i] : nullptr;
-    *arrays[i] = given ? store->data() + store->size() : nullptr;
-    if (given) store->insert(store->end(), given, given + p);
+    *arrays[i] = given[i] ? store->data() + store->size() : nullptr;
+    if (given[i]) store->insert(store->end(), given[i], given[i] + p);
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -131,6 +132,9 @@ struct Call {
   // this rank; after check()): the call then points into `store`. Programs count on it (mpi4py
   // frees the arrays it builds once the call has returned, as the MPI library copies them).
   void keepArrays(std::vector<int>* store);
+  // The vector collectives' arrays significant on this rank (after check()), in the order
+  // sendcounts, sdispls, recvcounts, rdispls, each of size() ints; null where not significant.
+  std::array<const int*, 4> significantArrays() const;
   // The staging pipeline's view of a splittable call: this rank's input and output (null: none;
   // equal in place), and the call on `count` elements at host copies `in` and `out`.
   const void* input() const;

@@ -529,72 +529,110 @@ void identify(WatchedCall& watch, CommState& state, MPI_Comm comm) {
 // what it derived the time before, so each thread remembers, per collective, its last blocking
 // call with the decision taken, and a call that repeats it goes straight to that algorithm or to
 // the MPI library: more than half of Overpass's own instructions in a small call
-// (docs/PERFORMANCE.md, "Third campaign"). Remembered only where nothing else took part in the
-// decision: datatypes and operation predefined (a program's own may be freed, and the handle come
-// back for another), no vector collective (the contents of its arrays), the communicator's engine
-// running, a host algorithm or the MPI library selected. Checked at each repeat: Overpass active
-// and not reentered, the communicator's state the same (commStateEpoch), no nonblocking call of
-// it outstanding (they drain first), no device buffer. Constant-initialised (null handles), so
-// that a thread reaches it without a TLS wrapper.
+// (docs/PERFORMANCE.md, "Third campaign"). A vector collective repeats one with the same contents
+// of the arrays of counts and displacements significant on this rank (kept in tRepeatArrays).
+// Remembered only where nothing else took part in the decision: datatypes and operation
+// predefined (a program's own may be freed, and the handle come back for another), the
+// communicator's engine running, a host algorithm or the MPI library selected. Checked at each
+// repeat: Overpass active and not reentered, the communicator's state the same (commStateEpoch),
+// no nonblocking call of it outstanding (they drain first), no device buffer. Constant-initialised
+// (null handles), so that a thread reaches it without a TLS wrapper.
 struct Repeat {
   CommState* state = nullptr;  // null: nothing remembered
   std::uint64_t epoch = 0;
   MPI_Comm comm{};
+  int rank = 0, size = 0;  // on comm
   MPI_Datatype sendtype{}, recvtype{};
   MPI_Op op{};
   int sendcount = 0, recvcount = 0, root = 0;
   bool sendInPlace = false, recvInPlace = false;
   const Algorithm* algorithm = nullptr;  // the MPI library's where the selection chose it
   Race* race = nullptr;                  // the race that chose it, if any (the engine's)
-  CallShape shape;                       // for the statistics
+  // A vector collective's significant arrays, one after the other (this thread's tRepeatArrays).
+  const std::vector<int>* arrays = nullptr;
+  CallShape shape;  // for the statistics
   // check()'s translation of the reduction (never a program's own operation).
   DataType redType = DataType::kByte;
   ReduceOp redOp = ReduceOp::kSum;
   std::size_t redElementBytes = 0;
 
+  // `c`, on comm, its rank and size set, repeats this call.
   bool repeatedBy(const Call& c) const {
-    return comm == c.comm && sendcount == c.sendcount && recvcount == c.recvcount &&
-           root == c.root && sendtype == c.sendtype && recvtype == c.recvtype && op == c.op &&
-           sendInPlace == (c.sendbuf == MPI_IN_PLACE) && recvInPlace == (c.recvbuf == MPI_IN_PLACE);
+    return sendcount == c.sendcount && recvcount == c.recvcount && root == c.root &&
+           sendtype == c.sendtype && recvtype == c.recvtype && op == c.op &&
+           sendInPlace == (c.sendbuf == MPI_IN_PLACE) &&
+           recvInPlace == (c.recvbuf == MPI_IN_PLACE) && (!arrays || sameArrays(c));
+  }
+  bool sameArrays(const Call& c) const {
+    const auto p = static_cast<std::size_t>(size);
+    const int* kept = arrays->data();
+    for (const int* given : c.significantArrays()) {
+      if (!given) continue;
+      if (kept + p > arrays->data() + arrays->size() ||
+          std::memcmp(kept, given, p * sizeof(int)) != 0)
+        return false;
+      kept += p;
+    }
+    return kept == arrays->data() + arrays->size();
   }
 };
 __attribute__((tls_model("initial-exec"))) thread_local std::array<Repeat, kNumCollectives>
     tRepeats;
+// The vector collectives' arrays of tRepeats (a thread's own, reached only where a call is
+// remembered).
+thread_local std::array<std::vector<int>, kNumCollectives> tRepeatArrays;
 
 // Remembers `call`, decided as `algorithm` (the one selected) on `state`, where it may be.
 void remember(const Call& call, CommState& state, const Algorithm& algorithm, Race* race,
               const CallShape& shape, const Memory& memory) {
-  if (call.request || isVector(call.coll) || memory.any() ||
+  if (call.request || memory.any() ||
       (algorithm.kind != AlgorithmKind::kHost && !algorithm.isPmpi()) ||
       (isReduction(call.coll) && call.red.op == ReduceOp::kUser) || derived(call.sendtype) ||
       derived(call.recvtype))
     return;
-  tRepeats[static_cast<std::size_t>(call.coll)] = {.state = &state,
-                                                   .epoch = commStateEpoch(),
-                                                   .comm = call.comm,
-                                                   .sendtype = call.sendtype,
-                                                   .recvtype = call.recvtype,
-                                                   .op = call.op,
-                                                   .sendcount = call.sendcount,
-                                                   .recvcount = call.recvcount,
-                                                   .root = call.root,
-                                                   .sendInPlace = call.sendbuf == MPI_IN_PLACE,
-                                                   .recvInPlace = call.recvbuf == MPI_IN_PLACE,
-                                                   .algorithm = &algorithm,
-                                                   .race = race,
-                                                   .shape = shape,
-                                                   .redType = call.red.type,
-                                                   .redOp = call.red.op,
-                                                   .redElementBytes = call.red.elementBytes};
+  const auto c = static_cast<std::size_t>(call.coll);
+  const std::vector<int>* arrays = nullptr;
+  if (isVector(call.coll)) {
+    std::vector<int>& kept = tRepeatArrays[c];
+    kept.clear();
+    for (const int* given : call.significantArrays())
+      if (given) kept.insert(kept.end(), given, given + call.size);
+    arrays = &kept;
+  }
+  tRepeats[c] = {.state = &state,
+                 .epoch = commStateEpoch(),
+                 .comm = call.comm,
+                 .rank = call.rank,
+                 .size = call.size,
+                 .sendtype = call.sendtype,
+                 .recvtype = call.recvtype,
+                 .op = call.op,
+                 .sendcount = call.sendcount,
+                 .recvcount = call.recvcount,
+                 .root = call.root,
+                 .sendInPlace = call.sendbuf == MPI_IN_PLACE,
+                 .recvInPlace = call.recvbuf == MPI_IN_PLACE,
+                 .algorithm = &algorithm,
+                 .race = race,
+                 .arrays = arrays,
+                 .shape = shape,
+                 .redType = call.red.type,
+                 .redOp = call.red.op,
+                 .redElementBytes = call.red.elementBytes};
 }
 
 // `call` run as the one it repeats was decided, or nothing where it repeats none.
 std::optional<int> runRepeated(Call& call) {
   const Repeat& r = tRepeats[static_cast<std::size_t>(call.coll)];
   const Runtime& rt = runtime();
-  if (call.request || !r.state || !r.repeatedBy(call) || r.epoch != commStateEpoch() ||
-      rt.phase.load(std::memory_order_acquire) != Phase::kActive || ReentryGuard::active() ||
-      r.state->outstanding.load(std::memory_order_acquire) > 0)
+  // The same communicator, not freed since (its handle may have come back for another), before
+  // its rank and size are taken to read the call's arrays.
+  if (call.request || !r.state || r.comm != call.comm || r.epoch != commStateEpoch())
+    return std::nullopt;
+  call.rank = r.rank;  // as check() sets them
+  call.size = r.size;
+  if (!r.repeatedBy(call) || rt.phase.load(std::memory_order_acquire) != Phase::kActive ||
+      ReentryGuard::active() || r.state->outstanding.load(std::memory_order_acquire) > 0)
     return std::nullopt;
   Memory memory;
   if (DeviceMemory* device = deviceMemory()) {
@@ -616,8 +654,6 @@ std::optional<int> runRepeated(Call& call) {
   WatchedCall watch(static_cast<int>(call.coll), call.comm);
   ++state.calls;
   identify(watch, state, call.comm);
-  call.rank = state.rank;
-  call.size = state.size;
   call.red.type = r.redType;
   call.red.op = r.redOp;
   call.red.elementBytes = r.redElementBytes;

@@ -8,6 +8,7 @@
 // `overpass-info --algorithms` lists the registry one "COLLECTIVE NAME" line per algorithm, for
 // scripts (scripts/compare checks its @ALGORITHM configurations with it). `--help` describes
 // every option; a bad command line gets a message naming the argument and exit status 2.
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -99,11 +100,12 @@ void printMarkdown() {
 void printSelection(const Selector& selector, int ranks, bool deterministic,
                     std::size_t shmBuffer) {
   std::printf(
-      "# Selection for %d ranks %s%s (size = one rank's contribution in bytes; "
+      "# Selection for %d rank%s%s (size = one rank's contribution in bytes; "
       "reductions of 4-byte floating-point elements)\n",
       ranks,
-      shmBuffer ? "on one node"
-                : "spread over 2 nodes (NP/2 ranks each, rounded up and down; NP >= 3)",
+      ranks < 2   ? ""
+      : shmBuffer ? "s on one node"
+                  : "s spread over 2 nodes (NP/2 ranks each, rounded up and down; NP >= 3)",
       deterministic ? ", deterministic mode" : "");
   std::printf("# %-20s %-12s %-22s %s\n", "collective", "sizes", "algorithm", "decided by");
   for (std::size_t c = 0; c < kNumCollectives; ++c) {
@@ -251,10 +253,12 @@ int main(int argc, char** argv) {
   std::printf("\n# Built-in tune rules (overpass-info --selection NP shows the effect)\n%s\n",
               kDefaultTune.empty() ? "(none)" : std::string(kDefaultTune).c_str());
   if (selector) {
-    std::printf("\n# Device rules (from OVERPASS_GPU_CHUNK and OVERPASS_GPU_IPC)\n");
-    for (const TuneRule& r : selector->rules())
-      if (r.mem == CallMemory::kDevice && r.algorithm->kind != AlgorithmKind::kHost)
-        std::printf("%s\n", r.text.c_str());
+    std::string generated = generatedTune(parsed.config);
+    std::replace(generated.begin(), generated.end(), '#', '\n');  // one rule per line
+    std::printf(
+        "\n# Generated rules (device buffers, from OVERPASS_GPU_CHUNK and OVERPASS_GPU_IPC; "
+        "communicators of one rank), above the built-in ones\n%s\n",
+        generated.c_str());
   }
 
   std::printf("\n# Fallback reasons (calls handed to the MPI library)\n");

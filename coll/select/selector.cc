@@ -154,6 +154,32 @@ const std::string_view kDefaultTune =
     "#gatherv:level=node:@linear#gatherv:level=node:@shm"
     "#scatterv:level=node:@linear#scatterv:level=node:@shm";
 
+std::string generatedTune(const Config& config) {
+  std::string generated;
+  // Device buffers (docs/GPU.md): large splittable calls through the staging pipeline, and on one
+  // node the IPC algorithms above it (a rule decides only where its algorithm serves the call:
+  // device_ipc serves one-node teams only). Built from the configuration, in the same grammar.
+  if (config.gpuChunk)
+    for (const char* coll : {"allreduce", "reduce"})
+      generated += std::string("#") + coll + ":mem=device:" + formatSize(2 * config.gpuChunk) +
+                   "-inf:@staged_pipeline";
+  // IPC from the sizes where it overtook staging around the host algorithm on an H200 shared by
+  // 2-4 processes under MPS (docs/PERFORMANCE.md, "Device buffers on a GPU"): below them its fixed
+  // cost (rounds, a kernel launch or copy per peer, an event wait) is more than staging's copies.
+  if (config.gpuIpc)
+    for (const auto& [coll, from] :
+         {std::pair{"allreduce", "64K"}, {"bcast", "0"}, {"alltoall", "16K"}})
+      generated += std::string("#") + coll + ":mem=device:" + from + "-inf:@device_ipc";
+  // A communicator of one rank: the MPI library's own, whose copy (or nothing) took 0.01 us a call
+  // where Overpass's algorithms took 0.03-0.15 (docs/PERFORMANCE.md, "One rank"); not for
+  // reduce_scatter_block, where Overpass's algorithm was the faster of the two. Whole calls only:
+  // a hierarchical algorithm's step on a node of one rank keeps its own.
+  for (std::size_t c = 0; c < kNumCollectives; ++c)
+    if (const auto coll = static_cast<Collective>(c); coll != Collective::kReduceScatterBlock)
+      generated += "#" + std::string(collectiveName(coll)) + ":np=1:level=team:@pmpi";
+  return generated.substr(1);
+}
+
 std::optional<Selector> Selector::create(const Config& config, std::vector<std::string>* errors) {
   Selector s;
   s.model_ = {config.costLatency, 1 / config.costBandwidth, 1 / config.costReduceBandwidth};
@@ -164,25 +190,10 @@ std::optional<Selector> Selector::create(const Config& config, std::vector<std::
     return std::nullopt;
   }
   s.rules_ = std::move(*defaults);
-  // Device buffers (docs/GPU.md): large splittable calls through the staging pipeline, and on one
-  // node the IPC algorithms above it (a rule decides only where its algorithm serves the call:
-  // device_ipc serves one-node teams only). Built from the configuration, in the same grammar.
-  std::string device;
-  if (config.gpuChunk)
-    for (const char* coll : {"allreduce", "reduce"})
-      device += std::string("#") + coll + ":mem=device:" + formatSize(2 * config.gpuChunk) +
-                "-inf:@staged_pipeline";
-  // IPC from the sizes where it overtook staging around the host algorithm on an H200 shared by
-  // 2-4 processes under MPS (docs/PERFORMANCE.md, "Device buffers on a GPU"): below them its fixed
-  // cost (rounds, a kernel launch or copy per peer, an event wait) is more than staging's copies.
-  if (config.gpuIpc)
-    for (const auto& [coll, from] :
-         {std::pair{"allreduce", "64K"}, {"bcast", "0"}, {"alltoall", "16K"}})
-      device += std::string("#") + coll + ":mem=device:" + from + "-inf:@device_ipc";
-  if (auto rules = parseTune(device.empty() ? device : device.substr(1), &error)) {
+  if (auto rules = parseTune(generatedTune(config), &error)) {
     s.rules_.insert(s.rules_.end(), rules->begin(), rules->end());
   } else {  // a defect of this file, as for the defaults
-    errors->push_back("device tune rules: " + error);
+    errors->push_back("generated tune rules: " + error);
     return std::nullopt;
   }
   if (auto user = parseTune(config.tune, &error)) {

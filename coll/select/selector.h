@@ -3,10 +3,11 @@
 // selector (its configuration is agreed at initialisation), so every rank picks the same algorithm.
 //
 // Order: the rules, highest priority first (OVERPASS_<COLLECTIVE>, then OVERPASS_TUNE from its
-// last rule to its first, then the built-in rules kDefaultTune): the first rule that matches the
-// call and whose algorithm can serve it decides. Where none does, the cost model picks the
-// cheapest Overpass algorithm that can serve the call. A rule may name two algorithms, a race
-// (coll/select/race.h): the selector returns both, and the shim runs the one the ranks agree on.
+// last rule to its first, then generatedTune, then the built-in rules kDefaultTune): the first
+// rule that matches the call and whose algorithm can serve it decides. Where none does, the cost
+// model picks the cheapest Overpass algorithm that can serve the call. A rule may name two
+// algorithms, a race (coll/select/race.h): the selector returns both, and the shim runs the one the
+// ranks agree on.
 #pragma once
 
 #include <array>
@@ -27,6 +28,11 @@ namespace overpass {
 
 // The built-in rules, in the grammar users write (docs/TUNING.md explains each).
 extern const std::string_view kDefaultTune;
+
+// The generated rules, in the same grammar, above the built-in ones: device buffers through the
+// staging pipeline (from OVERPASS_GPU_CHUNK) and IPC (OVERPASS_GPU_IPC), and the calls on a
+// communicator of one rank to the MPI library (all but reduce_scatter_block).
+std::string generatedTune(const Config& config);
 
 struct Selection {
   const Algorithm* algorithm = nullptr;

@@ -1064,6 +1064,9 @@ static void run_large(const commcase_t *cc)
     check_gather(cc, xb, nb, P - 1, 1);
     check_scatter(cc, xb, nb, 0, 1);
     check_scatter(cc, xb, nb, P - 1, 0);
+    /* 4 KiB blocks: where the built-in rules take the shm gather and scatter at 2 ranks */
+    check_gather(cc, xb, 4 << 10, 0, 0);
+    check_scatter(cc, xb, 4 << 10, P - 1, 1);
     /* 16 KiB blocks: where the built-in rules take the hierarchical gather and scatter */
     check_gather(cc, xb, 16 << 10, P - 1, 0);
     check_gather(cc, xb, 16 << 10, 0, 1);

@@ -12,7 +12,14 @@
  *                  dispatch.cc), freed; the communicators alternate between the whole world and
  *                  halves of it, so that a freed one's handle comes back for one of another size
  *   deterministic  the first allreduce and reduce of doubles on fresh communicators equal the
- *                  serial rank-order sums bit for bit (run with OVERPASS_DETERMINISTIC=1) */
+ *                  serial rank-order sums bit for bit (run with OVERPASS_DETERMINISTIC=1)
+ *   vectors N      N rounds of the five vector collectives on one communicator, the same
+ *                  arguments and arrays every time, the arrays' contents alternating every two
+ *                  rounds between two layouts: only rank 0's block differs (its count, so on every
+ *                  other rank only the arrays change, not the scalar arguments), by enough to move
+ *                  the mean block of allgatherv and reduce_scatter across 600 bytes (a repeated
+ *                  call reuses its decision only where its arrays are equal too, shim/dispatch.cc:
+ *                  run with rules that pick one algorithm below that size and another above) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +296,93 @@ static void deterministic(void) {
   }
 }
 
+/* The layout of round `round` (two alike in a row): rank q's block `base` elements, rank 0's
+ * `base` or `base + 2 size base`, placed in reverse rank order with a gap of one element. */
+static void vectors_layout(int round, int size, int base, int* counts, int* displs) {
+  for (int q = size - 1, at = 0; q >= 0; --q) {
+    counts[q] = q == 0 && round / 2 % 2 ? base + 2 * size * base : base;
+    displs[q] = at;
+    at += counts[q] + 1;
+  }
+}
+
+static void vectors(int rounds) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  for (int b = 0; b < 3; ++b) MPI_Barrier(comm); /* the warm-up */
+  const int base = 100; /* 400-byte blocks; rank 0's large: 400 (2p + 1), the mean 1200 */
+  const int all = size * ((2 * size + 1) * base + 1); /* every layout's span, each side */
+  int* in = malloc(sizeof(int) * all);
+  int* out = malloc(sizeof(int) * all);
+  int* ref = malloc(sizeof(int) * all);
+  int* counts = malloc(sizeof(int) * size);
+  int* displs = malloc(sizeof(int) * size);
+  for (int round = 0; round < rounds; ++round) {
+    vectors_layout(round, size, base, counts, displs);
+    const int mine = counts[rank];
+    for (int i = 0; i < all; ++i) in[i] = (rank + 1) * 1000 + i * 7 + round;
+    for (int c = 0; c < 5; ++c) {
+      memset(out, 0, sizeof(int) * all);
+      memset(ref, 0, sizeof(int) * all);
+      int ok = 1;
+      const char* what = "";
+      switch (c) {
+        case 0:
+          what = "allgatherv";
+          MPI_Allgatherv(in, mine, MPI_INT, out, counts, displs, MPI_INT, comm);
+          PMPI_Allgatherv(in, mine, MPI_INT, ref, counts, displs, MPI_INT, comm);
+          ok = !memcmp(out, ref, sizeof(int) * all);
+          break;
+        case 1: /* the same layout both ways: rank r sends rank q counts[q], receives counts[r] */
+          what = "alltoallv";
+          {
+            int* rcounts = malloc(sizeof(int) * size);
+            int* rdispls = malloc(sizeof(int) * size);
+            for (int q = 0, at = 0; q < size; ++q) {
+              rcounts[q] = mine;
+              rdispls[q] = at;
+              at += mine + 1;
+            }
+            MPI_Alltoallv(in, counts, displs, MPI_INT, out, rcounts, rdispls, MPI_INT, comm);
+            PMPI_Alltoallv(in, counts, displs, MPI_INT, ref, rcounts, rdispls, MPI_INT, comm);
+            ok = !memcmp(out, ref, sizeof(int) * all);
+            free(rcounts);
+            free(rdispls);
+          }
+          break;
+        case 2:
+          what = "gatherv";
+          MPI_Gatherv(in, mine, MPI_INT, out, counts, displs, MPI_INT, 1 % size, comm);
+          PMPI_Gatherv(in, mine, MPI_INT, ref, counts, displs, MPI_INT, 1 % size, comm);
+          ok = rank != 1 % size || !memcmp(out, ref, sizeof(int) * all);
+          break;
+        case 3:
+          what = "scatterv";
+          MPI_Scatterv(in, counts, displs, MPI_INT, out, mine, MPI_INT, 1 % size, comm);
+          PMPI_Scatterv(in, counts, displs, MPI_INT, ref, mine, MPI_INT, 1 % size, comm);
+          ok = !memcmp(out, ref, sizeof(int) * all);
+          break;
+        default:
+          what = "reduce_scatter";
+          MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, comm);
+          PMPI_Reduce_scatter(in, ref, counts, MPI_INT, MPI_SUM, comm);
+          ok = !memcmp(out, ref, sizeof(int) * all);
+          break;
+      }
+      expect(ok, what, "vectors", round);
+    }
+  }
+  free(in);
+  free(out);
+  free(ref);
+  free(counts);
+  free(displs);
+  MPI_Comm_free(&comm);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank;
@@ -304,6 +398,8 @@ int main(int argc, char** argv) {
     resplit(argc > 2 ? atoi(argv[2]) : 100);
   else if (!strcmp(mode, "deterministic"))
     deterministic();
+  else if (!strcmp(mode, "vectors"))
+    vectors(argc > 2 ? atoi(argv[2]) : 40);
   long mine[2] = {g_pass, g_fail}, tot[2] = {0, 0};
   PMPI_Allreduce(mine, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("check_comms %s: %ld passed, %ld failed\n", mode, tot[0], tot[1]);

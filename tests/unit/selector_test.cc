@@ -140,9 +140,12 @@ TEST(Tune, FormatsSizesAsTheGrammarWritesThem) {
 // 64-256 KiB blocks and bcast of 64 KiB-1 MiB; alltoallv, gatherv and scatterv at 2-4 (no size
 // every rank knows, and no algorithm of Overpass's matched the MPI library at every size);
 // allgatherv at 2. Never a reduction: deterministic mode must keep its rank-order algorithms, and
-// Open MPI gets MIN/MAX of MPI_OFFSET wrong.
+// Open MPI gets MIN/MAX of MPI_OFFSET wrong. And every call on a communicator of one rank (a
+// generated rule: nothing to communicate, the MPI library's copy is the least work), but
+// reduce_scatter_block (Overpass's was measured faster there).
 bool measuredPmpi(Collective coll, std::size_t bytes, int p) {
   using enum Collective;
+  if (p == 1) return coll != kReduceScatterBlock;
   if (p < 2 || p >= 5) return false;
   constexpr std::size_t kK = 1024;
   switch (coll) {
@@ -302,7 +305,8 @@ TEST(Selector, DeterministicModeUsesOnlyRankOrderAlgorithmsForOrderedCalls) {
       for (int p : {1, 2, 3, 4, 7}) {
         CallShape call = shape(coll, bytes, p, 8);
         call.ordered = true;
-        EXPECT_TRUE(s.select(call).algorithm->rankOrder)
+        const Algorithm& chosen = *s.select(call).algorithm;  // one rank: nothing to order
+        EXPECT_TRUE(chosen.rankOrder || (p == 1 && chosen.isPmpi()))
             << collectiveName(coll) << " " << bytes << " " << p;
       }
 }
@@ -323,6 +327,31 @@ TEST(Selector, PmpiServesEveryCallEvenInDeterministicMode) {
   CallShape call = shape(Collective::kAllreduce, 4096, 4, 8);
   call.ordered = true;
   EXPECT_TRUE(s.select(call).algorithm->isPmpi());
+}
+
+// A communicator of one rank goes to the MPI library by a generated rule above the built-in ones,
+// for whole calls only (reduce_scatter_block excepted: Overpass's was faster there); the user's
+// rules and variables still come first.
+TEST(Selector, ACommunicatorOfOneRankGoesToTheMpiLibrary) {
+  const Selector defaults = selectorWith({});
+  for (std::size_t c = 0; c < kNumCollectives; ++c) {
+    if (static_cast<Collective>(c) == Collective::kReduceScatterBlock) continue;
+    const Selection sel = defaults.select(shape(static_cast<Collective>(c), 8, 1));
+    EXPECT_TRUE(sel.algorithm->isPmpi()) << collectiveName(static_cast<Collective>(c));
+    ASSERT_NE(sel.rule, nullptr);
+    EXPECT_NE(sel.rule->text.find(":np=1:level=team:@pmpi"), std::string::npos) << sel.rule->text;
+  }
+  EXPECT_EQ(pick(selectorWith({{"OVERPASS_BCAST", "binomial"}}), Collective::kBcast, 8, 1),
+            "binomial");
+  EXPECT_EQ(
+      pick(selectorWith({{"OVERPASS_TUNE", "scatter:np=1:@linear"}}), Collective::kScatter, 8, 1),
+      "linear");
+  CallShape step = shape(Collective::kAllreduce, 8, 1);
+  step.acrossNodes = true;  // a hierarchical algorithm's step between nodes of one rank each
+  step.nodes = 1;
+  EXPECT_FALSE(defaults.select(step).algorithm->isPmpi());
+  EXPECT_NE(pick(defaults, Collective::kReduceScatterBlock, 8, 1), "pmpi");
+  EXPECT_NE(generatedTune(configWith({})).find("barrier:np=1:level=team:@pmpi"), std::string::npos);
 }
 
 TEST(Selector, RankOrderRootIsBoundedToKeepRankZerosScratchSmall) {
