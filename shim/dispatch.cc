@@ -565,22 +565,32 @@ struct Repeat {
   }
   bool sameArrays(const Call& c) const {
     const auto p = static_cast<std::size_t>(size);
-    const int* kept = arrays->data();
+    std::size_t at = 0;
     for (const int* given : c.significantArrays()) {
       if (!given) continue;
-      if (kept + p > arrays->data() + arrays->size() ||
-          std::memcmp(kept, given, p * sizeof(int)) != 0)
+      if (arrays->size() - at < p || std::memcmp(arrays->data() + at, given, p * sizeof(int)) != 0)
         return false;
-      kept += p;
+      at += p;
     }
-    return kept == arrays->data() + arrays->size();
+    return at == arrays->size();
   }
 };
 __attribute__((tls_model("initial-exec"))) thread_local std::array<Repeat, kNumCollectives>
     tRepeats;
-// The vector collectives' arrays of tRepeats (a thread's own, reached only where a call is
-// remembered).
-thread_local std::array<std::vector<int>, kNumCollectives> tRepeatArrays;
+// The vector collectives' arrays of tRepeats, a thread's own, reached only where a call is
+// remembered. At the thread's end (for the main thread: in exit(), before the atexit handlers,
+// which may still make calls) they go, and with them every vector call remembered; none is
+// remembered after (tRepeatArraysGone).
+__attribute__((tls_model("initial-exec"))) thread_local bool tRepeatArraysGone = false;
+struct RepeatArrays {
+  std::array<std::vector<int>, kNumCollectives> kept;
+  ~RepeatArrays() {
+    for (Repeat& r : tRepeats)
+      if (r.arrays) r = Repeat{};
+    tRepeatArraysGone = true;
+  }
+};
+thread_local RepeatArrays tRepeatArrays;
 
 // Remembers `call`, decided as `algorithm` (the one selected) on `state`, where it may be.
 void remember(const Call& call, CommState& state, const Algorithm& algorithm, Race* race,
@@ -593,7 +603,8 @@ void remember(const Call& call, CommState& state, const Algorithm& algorithm, Ra
   const auto c = static_cast<std::size_t>(call.coll);
   const std::vector<int>* arrays = nullptr;
   if (isVector(call.coll)) {
-    std::vector<int>& kept = tRepeatArrays[c];
+    if (tRepeatArraysGone) return;
+    std::vector<int>& kept = tRepeatArrays.kept[c];
     kept.clear();
     for (const int* given : call.significantArrays())
       if (given) kept.insert(kept.end(), given, given + call.size);
@@ -725,9 +736,11 @@ int dispatchUnguarded(Call& call) {
   }
   const Algorithm* algorithm = nullptr;
   Race* race = nullptr;
+  bool afterDeclines = false;
   if (!reason) {
     const SelectionCache::Choice choice = selectAlgorithm(*state, shape);
     algorithm = choice.algorithm;
+    afterDeclines = choice.afterDeclines;
     if (choice.rival && !call.request)
       race = state->engine->races.find(shape, *choice.algorithm, *choice.rival);
     if (race) {
@@ -746,7 +759,9 @@ int dispatchUnguarded(Call& call) {
                                  ? deviceMemory()
                                  : nullptr)
     memory = classify(call, *device);
-  if (algorithm) remember(call, *state, *algorithm, race, shape, memory);
+  // Not a choice made after declines: its retry counts the calls through the memo, on every rank
+  // alike, where one rank's device buffers (never remembered) would count and another's not.
+  if (algorithm && !afterDeclines) remember(call, *state, *algorithm, race, shape, memory);
   if (call.request && !reason) return startInOperation(*state, call, *algorithm, memory, shape);
   if (call.request && memory.any() && nonblockingReady()) {
     if (timed) record(call, &shape, algorithm, reason, memory, start);

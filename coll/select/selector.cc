@@ -156,6 +156,14 @@ const std::string_view kDefaultTune =
 
 std::string generatedTune(const Config& config) {
   std::string generated;
+  // A communicator of one rank: the MPI library's own, whose copy (or nothing) took 0.01 us a call
+  // where Overpass's algorithms took 0.03-0.15 (docs/PERFORMANCE.md, "One rank"); not for
+  // reduce_scatter_block, where Overpass's algorithm was the faster of the two. Whole calls only:
+  // a hierarchical algorithm's step on a node of one rank keeps its own. First: the device rules
+  // after them win (a later rule comes first), so device buffers on one rank keep the pipeline.
+  for (std::size_t c = 0; c < kNumCollectives; ++c)
+    if (const auto coll = static_cast<Collective>(c); coll != Collective::kReduceScatterBlock)
+      generated += "#" + std::string(collectiveName(coll)) + ":np=1:level=team:@pmpi";
   // Device buffers (docs/GPU.md): large splittable calls through the staging pipeline, and on one
   // node the IPC algorithms above it (a rule decides only where its algorithm serves the call:
   // device_ipc serves one-node teams only). Built from the configuration, in the same grammar.
@@ -170,13 +178,6 @@ std::string generatedTune(const Config& config) {
     for (const auto& [coll, from] :
          {std::pair{"allreduce", "64K"}, {"bcast", "0"}, {"alltoall", "16K"}})
       generated += std::string("#") + coll + ":mem=device:" + from + "-inf:@device_ipc";
-  // A communicator of one rank: the MPI library's own, whose copy (or nothing) took 0.01 us a call
-  // where Overpass's algorithms took 0.03-0.15 (docs/PERFORMANCE.md, "One rank"); not for
-  // reduce_scatter_block, where Overpass's algorithm was the faster of the two. Whole calls only:
-  // a hierarchical algorithm's step on a node of one rank keeps its own.
-  for (std::size_t c = 0; c < kNumCollectives; ++c)
-    if (const auto coll = static_cast<Collective>(c); coll != Collective::kReduceScatterBlock)
-      generated += "#" + std::string(collectiveName(coll)) + ":np=1:level=team:@pmpi";
   return generated.substr(1);
 }
 

@@ -94,9 +94,12 @@ class SelectionCache {
   static constexpr std::uint32_t kRetryAfter = 64;
 
   // The algorithm and, in a race, its rival (Selection's two; its rules are not kept).
+  // `afterDeclines`: chosen with algorithms that declined the shape passed over, until a retry
+  // (kRetryAfter calls of it through get(), which every rank must make alike).
   struct Choice {
     const Algorithm* algorithm = nullptr;
     const Algorithm* rival = nullptr;
+    bool afterDeclines = false;
   };
 
   template <class Select>
@@ -111,7 +114,7 @@ class SelectionCache {
       e.uses = 0;
       e.chosen = choice(select(call, std::span<const Algorithm* const>{}));
     }
-    return e.chosen;
+    return chosen(e);
   }
   // `declined` (the entry's algorithm) declined `call`: the next choice, memoised.
   template <class Select>
@@ -121,7 +124,7 @@ class SelectionCache {
     e.uses = 0;
     e.chosen =
         choice(select(call, std::span<const Algorithm* const>(e.declined.data(), e.declines)));
-    return e.chosen;
+    return chosen(e);
   }
 
  private:
@@ -137,6 +140,9 @@ class SelectionCache {
     std::uint32_t declines = 0, uses = 0;
   };
   static Choice choice(const Selection& s) { return {s.algorithm, s.rival}; }
+  static Choice chosen(const Entry& e) {
+    return {e.chosen.algorithm, e.chosen.rival, e.declines > 0};
+  }
   Entry& entry(const CallShape& call) {
     return entries_[index(call.coll)][(call.bytes ^ (call.bytes >> 9)) % kWays];
   }

@@ -19,7 +19,9 @@
  *                  other rank only the arrays change, not the scalar arguments), by enough to move
  *                  the mean block of allgatherv and reduce_scatter across 600 bytes (a repeated
  *                  call reuses its decision only where its arrays are equal too, shim/dispatch.cc:
- *                  run with rules that pick one algorithm below that size and another above) */
+ *                  run with rules that pick one algorithm below that size and another above);
+ *                  every four rounds in place (allgatherv, reduce_scatter, the root of gatherv and
+ *                  scatterv) or not */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +308,69 @@ static void vectors_layout(int round, int size, int base, int* counts, int* disp
   }
 }
 
+/* Both sides of one vector call: `out` by MPI_<coll>, `ref` by PMPI_<coll>, each from its own
+ * copy of the same buffer (in place: the input already in it). */
+static int vectors_call(int c, int inplace, MPI_Comm comm, const int* in, int* out, int* ref,
+                        int all, const int* counts, const int* displs) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int mine = counts[rank], root = 1 % size;
+  int* bufs[2] = {out, ref};
+  for (int b = 0; b < 2; ++b) {
+    memset(bufs[b], 0, sizeof(int) * all);
+    if (inplace && c == 0) /* allgatherv: this rank's block at its place */
+      memcpy(bufs[b] + displs[rank], in, sizeof(int) * mine);
+    if (inplace && c == 2 && rank == root) /* gatherv: the root's block at its place */
+      memcpy(bufs[b] + displs[rank], in, sizeof(int) * mine);
+    if (inplace && c == 4) /* reduce_scatter: the whole vector */
+      memcpy(bufs[b], in, sizeof(int) * all);
+  }
+  const void* send = inplace ? MPI_IN_PLACE : in;
+  switch (c) {
+    case 0:
+      MPI_Allgatherv(send, mine, MPI_INT, out, counts, displs, MPI_INT, comm);
+      PMPI_Allgatherv(send, mine, MPI_INT, ref, counts, displs, MPI_INT, comm);
+      return !memcmp(out, ref, sizeof(int) * all);
+    case 1: { /* never in place: rank r sends rank q counts[q] and receives counts[r] from each */
+      int* rcounts = malloc(sizeof(int) * size);
+      int* rdispls = malloc(sizeof(int) * size);
+      for (int q = 0, at = 0; q < size; ++q) {
+        rcounts[q] = mine;
+        rdispls[q] = at;
+        at += mine + 1;
+      }
+      MPI_Alltoallv(in, counts, displs, MPI_INT, out, rcounts, rdispls, MPI_INT, comm);
+      PMPI_Alltoallv(in, counts, displs, MPI_INT, ref, rcounts, rdispls, MPI_INT, comm);
+      free(rcounts);
+      free(rdispls);
+      return !memcmp(out, ref, sizeof(int) * all);
+    }
+    case 2:
+      if (inplace && rank == root) {
+        MPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, counts, displs, MPI_INT, root, comm);
+        PMPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ref, counts, displs, MPI_INT, root, comm);
+      } else {
+        MPI_Gatherv(in, mine, MPI_INT, out, counts, displs, MPI_INT, root, comm);
+        PMPI_Gatherv(in, mine, MPI_INT, ref, counts, displs, MPI_INT, root, comm);
+      }
+      return rank != root || !memcmp(out, ref, sizeof(int) * all);
+    case 3:
+      if (inplace && rank == root) {
+        MPI_Scatterv(in, counts, displs, MPI_INT, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, root, comm);
+        PMPI_Scatterv(in, counts, displs, MPI_INT, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, root, comm);
+      } else {
+        MPI_Scatterv(in, counts, displs, MPI_INT, out, mine, MPI_INT, root, comm);
+        PMPI_Scatterv(in, counts, displs, MPI_INT, ref, mine, MPI_INT, root, comm);
+      }
+      return !memcmp(out, ref, sizeof(int) * all);
+    default: /* in place, only this rank's block of the result is defined */
+      MPI_Reduce_scatter(inplace ? MPI_IN_PLACE : in, out, counts, MPI_INT, MPI_SUM, comm);
+      PMPI_Reduce_scatter(inplace ? MPI_IN_PLACE : in, ref, counts, MPI_INT, MPI_SUM, comm);
+      return !memcmp(out, ref, sizeof(int) * (inplace ? mine : all));
+  }
+}
+
 static void vectors(int rounds) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -320,60 +385,14 @@ static void vectors(int rounds) {
   int* ref = malloc(sizeof(int) * all);
   int* counts = malloc(sizeof(int) * size);
   int* displs = malloc(sizeof(int) * size);
+  const char* names[5] = {"allgatherv", "alltoallv", "gatherv", "scatterv", "reduce_scatter"};
   for (int round = 0; round < rounds; ++round) {
     vectors_layout(round, size, base, counts, displs);
-    const int mine = counts[rank];
     for (int i = 0; i < all; ++i) in[i] = (rank + 1) * 1000 + i * 7 + round;
-    for (int c = 0; c < 5; ++c) {
-      memset(out, 0, sizeof(int) * all);
-      memset(ref, 0, sizeof(int) * all);
-      int ok = 1;
-      const char* what = "";
-      switch (c) {
-        case 0:
-          what = "allgatherv";
-          MPI_Allgatherv(in, mine, MPI_INT, out, counts, displs, MPI_INT, comm);
-          PMPI_Allgatherv(in, mine, MPI_INT, ref, counts, displs, MPI_INT, comm);
-          ok = !memcmp(out, ref, sizeof(int) * all);
-          break;
-        case 1: /* the same layout both ways: rank r sends rank q counts[q], receives counts[r] */
-          what = "alltoallv";
-          {
-            int* rcounts = malloc(sizeof(int) * size);
-            int* rdispls = malloc(sizeof(int) * size);
-            for (int q = 0, at = 0; q < size; ++q) {
-              rcounts[q] = mine;
-              rdispls[q] = at;
-              at += mine + 1;
-            }
-            MPI_Alltoallv(in, counts, displs, MPI_INT, out, rcounts, rdispls, MPI_INT, comm);
-            PMPI_Alltoallv(in, counts, displs, MPI_INT, ref, rcounts, rdispls, MPI_INT, comm);
-            ok = !memcmp(out, ref, sizeof(int) * all);
-            free(rcounts);
-            free(rdispls);
-          }
-          break;
-        case 2:
-          what = "gatherv";
-          MPI_Gatherv(in, mine, MPI_INT, out, counts, displs, MPI_INT, 1 % size, comm);
-          PMPI_Gatherv(in, mine, MPI_INT, ref, counts, displs, MPI_INT, 1 % size, comm);
-          ok = rank != 1 % size || !memcmp(out, ref, sizeof(int) * all);
-          break;
-        case 3:
-          what = "scatterv";
-          MPI_Scatterv(in, counts, displs, MPI_INT, out, mine, MPI_INT, 1 % size, comm);
-          PMPI_Scatterv(in, counts, displs, MPI_INT, ref, mine, MPI_INT, 1 % size, comm);
-          ok = !memcmp(out, ref, sizeof(int) * all);
-          break;
-        default:
-          what = "reduce_scatter";
-          MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, comm);
-          PMPI_Reduce_scatter(in, ref, counts, MPI_INT, MPI_SUM, comm);
-          ok = !memcmp(out, ref, sizeof(int) * all);
-          break;
-      }
-      expect(ok, what, "vectors", round);
-    }
+    const int inplace = round / 4 % 2; /* four rounds out of place, four in place */
+    for (int c = 0; c < 5; ++c)
+      expect(vectors_call(c, inplace, comm, in, out, ref, all, counts, displs), names[c],
+             inplace ? "vectors in place" : "vectors", round);
   }
   free(in);
   free(out);

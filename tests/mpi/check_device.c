@@ -6,6 +6,9 @@
  * must survive, and mixed host and device buffers across ranks (rank 1 uses host memory; with
  * --all-device no rank does, so that one node's ranks can exchange their buffers through IPC;
  * with --all-host every rank does: a host-only program where device memory could occur).
+ * --repeat N: then N allreduces and bcasts of one size with the same arguments, where the device
+ * algorithms decline the mixed placement and are offered again every 64 calls (the ranks must
+ * count those calls alike, whether their buffers are on the device or not).
  * Prints "device: N cases on P ranks right". */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -15,7 +18,7 @@
 
 #include "gpu/sim_device.h"
 
-static int rank, size, failures, cases, host_rank = 1, all_host = 0;
+static int rank, size, failures, cases, host_rank = 1, all_host = 0, times = 0;
 
 /* A buffer of `bytes` on the (simulated) device, or on the host for `host_rank` (mixed
  * placements). */
@@ -152,6 +155,33 @@ static void run(int count, int root, unsigned seed) {
   }
 }
 
+/* `times` calls of allreduce and bcast of `count` ints, the same arguments every time. */
+static void repeat(int times, int count) {
+  const size_t nb = (size_t)count * sizeof(int);
+  int* ref_in = malloc(nb);
+  int* ref_out = malloc(nb);
+  void* in = dev_alloc(nb);
+  void* out = dev_alloc(nb);
+  for (int t = 0; t < times; ++t) {
+    fill(ref_in, (size_t)count, 7919u * (unsigned)t + (unsigned)rank);
+    memcpy(host_view(in), ref_in, nb);
+    PMPI_Allreduce(ref_in, ref_out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    expect("repeated allreduce", host_view(out), ref_out, nb, count);
+    memcpy(host_view(out), ref_in, nb);
+    memcpy(ref_out, ref_in, nb);
+    PMPI_Bcast(ref_out, count, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(out, count, MPI_INT, 0, MPI_COMM_WORLD);
+    expect("repeated bcast", host_view(out), ref_out, nb, count);
+  }
+  free(ref_in);
+  free(ref_out);
+  if (all_host || rank == host_rank) {
+    free(in);
+    free(out);
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -161,10 +191,13 @@ int main(int argc, char** argv) {
       host_rank = -1;
     else if (strcmp(argv[i], "--all-host") == 0)
       all_host = 1;
+    else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+      times = atoi(argv[++i]);
   const int counts[] = {0, 1, 7, 1001, 70000};
   unsigned seed = 1;
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c)
     for (int root = 0; root < size; ++root) run(counts[c], root, seed++);
+  repeat(times, 70000);
   int total = 0, wrong = 0;
   MPI_Reduce(&cases, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   MPI_Reduce(&failures, &wrong, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);

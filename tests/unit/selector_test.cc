@@ -493,15 +493,24 @@ TEST(SelectionCache, PassesOverADeclinedAlgorithmThenOffersItAgain) {
   s.splittable = true;
   s.shmBuffer = 1 << 20;
   SelectionCache cache;
-  const Algorithm& ipc = *cache.get(s, select).algorithm;
+  const SelectionCache::Choice first = cache.get(s, select);
+  const Algorithm& ipc = *first.algorithm;
   EXPECT_EQ(ipc.name, kDeviceIpcName);
+  EXPECT_FALSE(first.afterDeclines);
   const Algorithm& pipeline = *cache.decline(s, ipc, select).algorithm;
   EXPECT_EQ(pipeline.name, kStagedPipelineName);
-  const Algorithm& host = *cache.decline(s, pipeline, select).algorithm;
+  const SelectionCache::Choice last = cache.decline(s, pipeline, select);
+  const Algorithm& host = *last.algorithm;
   EXPECT_EQ(host.kind, AlgorithmKind::kHost);
-  for (std::uint32_t i = 1; i < SelectionCache::kRetryAfter; ++i)
-    EXPECT_EQ(cache.get(s, select).algorithm, &host);
-  EXPECT_EQ(cache.get(s, select).algorithm, &ipc);
+  EXPECT_TRUE(last.afterDeclines);  // never remembered as a repeated call (shim/dispatch.cc)
+  for (std::uint32_t i = 1; i < SelectionCache::kRetryAfter; ++i) {
+    const SelectionCache::Choice again = cache.get(s, select);
+    EXPECT_EQ(again.algorithm, &host);
+    EXPECT_TRUE(again.afterDeclines);
+  }
+  const SelectionCache::Choice retried = cache.get(s, select);
+  EXPECT_EQ(retried.algorithm, &ipc);
+  EXPECT_FALSE(retried.afterDeclines);
 }
 
 // mem=device rules: the device algorithms serve only where the communicator may carry device
@@ -552,6 +561,14 @@ TEST(Selector, DeviceAlgorithmsAreChosenByMemoryKind) {
   small.coll = Collective::kBcast;
   small.bytes = small.count = 1;
   EXPECT_EQ(selector->select(small).algorithm->name, kDeviceIpcName);
+  // One rank: the device rules before the one-rank rules (device buffers through the pipeline,
+  // the rest to the MPI library).
+  CallShape alone = shape(Collective::kAllreduce, 4 << 20, 1);
+  alone.splittable = true;
+  alone.mem = CallMemory::kDevice;
+  EXPECT_EQ(selector->select(alone).algorithm->name, kStagedPipelineName);
+  alone.bytes = alone.count = 4096;
+  EXPECT_TRUE(selector->select(alone).algorithm->isPmpi());
   config.gpuIpc = false;
   config.gpuChunk = 0;
   selector = Selector::create(config, &errors);
