@@ -24,6 +24,13 @@ static_assert(sizeof(CmaCard) <= 64, "a card in one buffer: the registry's room"
 // (docs/PERFORMANCE.md, "Reading the peers' memory").
 constexpr std::size_t kChunkBytes = 1 << 20;
 
+// The piece in which this rank's own result is formed in its recvbuf: the last operand copied in,
+// the others' combination reduced into it while it is in the cache (a core's L2 here is 1 MiB).
+// np 2, allreduce of 1-16 MiB, paired, slow state (docs/PERFORMANCE.md, "The cma result in
+// recvbuf"): pieces of 128 KiB 1.24-1.33x Open MPI, 256 KiB 1.21-1.46x, 512 KiB 1.23-1.42x, the
+// whole 1 MiB chunk 0.98-1.39x; at np 4 256 KiB gained most too.
+constexpr std::size_t kPieceBytes = std::size_t{256} << 10;
+
 // process_vm_readv (write = false) or process_vm_writev of `bytes` between `local` and `remote`,
 // resumed after a partial transfer or a signal.
 bool transfer(pid_t pid, void* local, std::uint64_t remote, std::size_t bytes, bool write) {
@@ -105,6 +112,7 @@ Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCar
   const int me = ch.rank(), p = ch.size();
   const std::size_t e = args.bytes / args.count;
   const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / e);
+  const std::size_t piece = std::max<std::size_t>(1, kPieceBytes / e);
   const std::size_t bounceBytes = std::min(chunk, last - first) * e;
   unsigned char* const bounce[2] = {
       static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseIncoming, bounceBytes)),
@@ -122,25 +130,40 @@ Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCar
     };
     const unsigned char* left = operand(0, bounce[0]);  // x0 op ... op x(q-1)
     if (!left) return failed("reading");
+    unsigned char* const home = out + offset;
     for (int q = 1; q < p; ++q) {
+      if (q == p - 1 && dest == me && left != home) {
+        // This rank's own result: the last operand copied into recvbuf first (a peer's read
+        // there, this rank's own copied unless in place) and the others' combination reduced
+        // into it, a piece at a time, while the piece is in the cache.
+        const CmaCard& peer = cards[static_cast<std::size_t>(q)];
+        for (std::size_t done = 0; done < n; done += piece) {
+          const std::size_t k = std::min(piece, n - done), from = done * e, b = k * e;
+          if (q != me &&
+              !cmaRead(static_cast<pid_t>(peer.pid), home + from, peer.in + offset + from, b))
+            return failed("reading");
+          if (q == me && in != out) std::memcpy(home + from, in + offset + from, b);
+          reduceLocal(left + from, home + from, k, args.type, args.op, args.user);
+        }
+        left = home;
+        break;
+      }
       // The partial result goes into the bounce buffer that `left` is not, where rank q's operand
       // is read (reduceInto: the result may be the second operand, never the first).
       unsigned char* spare = left == bounce[0] ? bounce[1] : bounce[0];
       const unsigned char* right = operand(q, spare);
       if (!right) return failed("reading");
-      unsigned char* result = spare;
-      const bool home = q == p - 1 && dest == me && !aroundCache;
-      if (home && left != out + offset) result = out + offset;
-      reduceInto(left, right, result, n, args.type, args.op, args.user);
-      left = result;
+      reduceInto(left, right, spare, n, args.type, args.op, args.user);
+      left = spare;
     }
     if (dest != me) {
       if (!cmaWrite(static_cast<pid_t>(target.pid), target.out + offset, left, bytes))
         return failed("writing");
-    } else if (aroundCache) {
-      streamCopy(out + offset, left, bytes);
-    } else if (left != out + offset) {
-      std::memcpy(out + offset, left, bytes);  // x0 was out's own (in place at rank 0 of two)
+    } else if (left != home) {  // in place, this rank's own operand first (rank 0 of two)
+      if (aroundCache)
+        streamCopy(home, left, bytes);
+      else
+        std::memcpy(home, left, bytes);
     }
   }
   return Status::kOk;

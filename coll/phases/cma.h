@@ -13,7 +13,8 @@
 // - cmaReduceSlice: elements [first, last) of every rank's send buffer combined in rank order
 //   (x0 op x1 op ... op x(p-1): the sequence of every rank-order algorithm), chunk by chunk through
 //   two bounce buffers of up to 1 MiB, each chunk of the result written into a
-//   rank's receive buffer: this rank's own, or a peer's (process_vm_writev).
+//   rank's receive buffer: this rank's own (formed there: the last operand copied in, the rest
+//   reduced into it, 256 KiB at a time), or a peer's (process_vm_writev).
 //
 // Between cmaOpen and the next round of the channel, every rank's published buffers are in use:
 // an algorithm ends with a round after which no rank reads or writes a peer's memory any more.
@@ -51,11 +52,13 @@ bool cmaWrite(pid_t pid, std::uint64_t remote, const void* local, std::size_t by
 Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards);
 
 // Combines elements [first, last) of every rank's send buffer in rank order into byte
-// first * element of rank `dest`'s receive buffer (this rank's own: written directly; a peer's:
-// through process_vm_writev). The peers' operands are read from their send buffers. In place
-// (args.sendbuf == args.recvbuf) the result overwrites this rank's operand only after reading it.
-// `aroundCache`: this rank's own result is stored around the cache (shm/stream_copy.h), where the
-// peers read it from memory rather than out of this core's cache.
+// first * element of rank `dest`'s receive buffer (this rank's own: formed in it, the last
+// operand copied there and x0 op ... op x(p-2) reduced into it a piece at a time, while the piece
+// is in the cache; a peer's: through process_vm_writev). The peers' operands are read from their
+// send buffers. In place (args.sendbuf == args.recvbuf) the result overwrites this rank's operand
+// only after reading it; where that operand is x0 and p is 2 the result is formed in a bounce
+// buffer and copied in, and `aroundCache` stores that copy around the cache (shm/stream_copy.h),
+// where the peers read it from memory rather than out of this core's cache.
 // kTransportError where reading or writing a peer's memory fails (logged).
 Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCard>& cards,
                       std::size_t first, std::size_t last, int dest, bool aroundCache = false);

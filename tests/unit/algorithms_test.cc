@@ -463,10 +463,11 @@ TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
 
 // The cma allreduce and reduce (coll/phases/cma.h): ranks reading each other's memory and
 // writing the root's (here threads of one process, which may read and write their own), at every
-// root, in place or not, on a non-commutative operation, over several chunks of the 64 KiB
-// bounce buffers and uneven blocks, with the results stored through the cache and around it
-// (the two ranks' cores far, shm/core_distance.h); every type and operation on two ranks (three and
-// four: Reductions.EveryAlgorithmEveryTypeAndOperation).
+// root, in place or not, on a non-commutative operation, over uneven blocks of several 1 MiB
+// chunks and 256 KiB pieces (coll/phases/cma.cc; 300001 doubles), with the results formed in
+// recvbuf, or (in place at rank 0 of two) stored through the cache and around it (the two ranks'
+// cores far, shm/core_distance.h); every type and operation on two ranks (three and four:
+// Reductions.EveryAlgorithmEveryTypeAndOperation).
 TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
   const UserReduce op = leftBiased();
   for (Collective coll : {Collective::kAllreduce, Collective::kReduce}) {
@@ -474,7 +475,7 @@ TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
     ASSERT_NE(cma, nullptr);
     const bool rooted = coll == Collective::kReduce;
     for (int p : {2, 3, 4})
-      for (std::size_t n : {1ul, 2ul, 40001ul})
+      for (std::size_t n : {1ul, 2ul, 40001ul, 300001ul})
         for (int root = 0; root < (rooted ? p : 1); ++root)
           for (bool inPlace : {false, true})
             for (bool far : {false, true}) {
