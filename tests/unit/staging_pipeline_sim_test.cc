@@ -188,8 +188,13 @@ TEST(SimPipeline, IssuesCopiesAheadAndReusesASlotOnlyWhenItsCopyIsDone) {
 }
 
 // With copies slowed to 30 ms and steps of 30 ms, each middle step runs while the next chunk is
-// copied up and the previous one copied down (the copies' intervals overlap the step's).
-TEST(SimPipeline, CopiesOfNeighbouringChunksRunDuringAStep) {
+// copied up and the previous one copied down (the copies' intervals overlap the step's). The
+// intervals start within microseconds of each other, so a copy lane woken 30 ms late on a loaded
+// machine (it happened in CI) shows none: up to three attempts, one with every overlap suffices;
+// a pipeline that ran its copies and steps one after another would show none in any.
+// Returns, for each middle step k (1 <= k < chunks - 1), each neighbouring copy it did not
+// overlap: empty where every step overlapped both.
+std::vector<std::string> missingOverlaps() {
   DeviceMemory& sim = simulatedDeviceMemory();
   const auto delay = std::chrono::milliseconds(30);
   simSetCopyDelay(delay);
@@ -200,17 +205,18 @@ TEST(SimPipeline, CopiesOfNeighbouringChunksRunDuringAStep) {
   const PipelinePlan plan{chunk * chunks, chunk, 3};
   std::vector<unsigned char> staging(pipelineStagingBytes(plan));
   std::vector<std::pair<Clock::time_point, Clock::time_point>> steps;
-  ASSERT_EQ(runPipelined(sim, in, onDevice(sim, in), out, onDevice(sim, out), plan, staging.data(),
-                         [&](std::size_t, std::size_t n, const void* a, void* b) {
-                           const auto start = Clock::now();
-                           std::memcpy(b, a, n);
-                           std::this_thread::sleep_for(delay);
-                           steps.emplace_back(start, Clock::now());
-                           return Status::kOk;
-                         }),
-            Status::kOk);
+  const Status status =
+      runPipelined(sim, in, onDevice(sim, in), out, onDevice(sim, out), plan, staging.data(),
+                   [&](std::size_t, std::size_t n, const void* a, void* b) {
+                     const auto start = Clock::now();
+                     std::memcpy(b, a, n);
+                     std::this_thread::sleep_for(delay);
+                     steps.emplace_back(start, Clock::now());
+                     return Status::kOk;
+                   });
   simSetCopyDelay(std::chrono::microseconds(0));
   const std::vector<SimCopyRecord> trace = simTakeTrace();
+  if (status != Status::kOk || steps.size() != chunks) return {"the pipeline failed"};
   auto copy = [&](int lane, std::size_t chunkIndex) {  // the chunkIndex-th copy on the lane
     std::vector<SimCopyRecord> onLane;
     for (const SimCopyRecord& c : trace)
@@ -222,13 +228,25 @@ TEST(SimPipeline, CopiesOfNeighbouringChunksRunDuringAStep) {
   auto overlaps = [](auto aStart, auto aEnd, auto bStart, auto bEnd) {
     return aStart < bEnd && bStart < aEnd;
   };
-  ASSERT_EQ(steps.size(), chunks);
+  std::vector<std::string> missing;
   for (std::size_t k = 1; k + 1 < chunks; ++k) {
     const SimCopyRecord next = copy(DeviceMemory::kUp, k + 1),
                         previous = copy(DeviceMemory::kDown, k - 1);
-    EXPECT_TRUE(overlaps(steps[k].first, steps[k].second, next.start, next.end)) << k;
-    EXPECT_TRUE(overlaps(steps[k].first, steps[k].second, previous.start, previous.end)) << k;
+    if (!overlaps(steps[k].first, steps[k].second, next.start, next.end))
+      missing.push_back("step " + std::to_string(k) + ": the next chunk's copy up");
+    if (!overlaps(steps[k].first, steps[k].second, previous.start, previous.end))
+      missing.push_back("step " + std::to_string(k) + ": the previous chunk's copy down");
   }
+  return missing;
+}
+
+TEST(SimPipeline, CopiesOfNeighbouringChunksRunDuringAStep) {
+  std::vector<std::string> missing;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    missing = missingOverlaps();
+    if (missing.empty()) break;
+  }
+  for (const std::string& m : missing) ADD_FAILURE() << "no overlap in three attempts, " << m;
 }
 
 }  // namespace
