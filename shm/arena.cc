@@ -35,7 +35,7 @@ std::string errnoText(const char* what) {
 
 // Bytes from one buffer's stamp to the next's.
 std::size_t slotStride(std::size_t bufferBytes) {
-  return roundUp(ShmArena::kStampBytes + bufferBytes, 4096);
+  return roundUp(ShmArena::kStampLine + bufferBytes, 4096);
 }
 
 }  // namespace
@@ -147,8 +147,12 @@ std::atomic<std::uint64_t>& ShmArena::stamp(int rank, int which) const {
       base_ + start + (static_cast<std::size_t>(rank) * 2 + which) * slotStride(bufferBytes()));
 }
 
-unsigned char* ShmArena::buffer(int rank, int which) const {
+unsigned char* ShmArena::beside(int rank, int which) const {
   return reinterpret_cast<unsigned char*>(&stamp(rank, which)) + kStampBytes;
+}
+
+unsigned char* ShmArena::buffer(int rank, int which) const {
+  return reinterpret_cast<unsigned char*>(&stamp(rank, which)) + kStampLine;
 }
 
 }  // namespace overpass

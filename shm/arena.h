@@ -1,9 +1,10 @@
 // The node-local shared-memory arena of one communicator: a POSIX shared-memory segment that
 // every rank of a node maps. Layout: a header, one control line per rank (its pid, on a 128-byte
-// line of its own), then per rank two data buffers of `bufferBytes` (rounds
-// alternate between them; see shm/channel.h), each after a stamp: the round it last carried,
-// which a rank reading the buffer polls, so that a small payload arrives in the same cache line
-// as the news that it is there. The leader creates and sizes the segment (space reserved up front,
+// line of its own), then per rank two data buffers of `bufferBytes` (rounds alternate between
+// them; see shm/channel.h), each on the cache lines after a line of its own that starts with a
+// stamp: the round it last carried, which a rank reading the buffer polls. The rest of the
+// stamp's line (kBesideBytes) holds a small payload, which then arrives in the same cache line as
+// the news that it is there. The leader creates and sizes the segment (space reserved up front,
 // so that a full /dev/shm is an error here instead of a SIGBUS later); the others attach by name;
 // the leader unlinks the name as soon as every rank has mapped it, so nothing is left behind
 // however the job ends. No MPI here: the shim exchanges the name.
@@ -22,8 +23,11 @@ namespace overpass {
 class ShmArena {
  public:
   static constexpr std::size_t kLine = 128;
-  // Bytes before each data buffer holding its stamp (16: the data stays 16-byte aligned).
+  // The stamp's line: the stamp, padded to 16 bytes, then kBesideBytes for a small payload; the
+  // data buffer starts on the next line.
+  static constexpr std::size_t kStampLine = 64;
   static constexpr std::size_t kStampBytes = 16;
+  static constexpr std::size_t kBesideBytes = kStampLine - kStampBytes;
 
   struct Control {
     std::atomic<std::int64_t> pid;  // the rank's process, for liveness checks
@@ -48,6 +52,7 @@ class ShmArena {
   Control& control(int rank) const;
   unsigned char* buffer(int rank, int which) const;              // which: 0 or 1
   std::atomic<std::uint64_t>& stamp(int rank, int which) const;  // the buffer's stamp
+  unsigned char* beside(int rank, int which) const;              // the kBesideBytes after the stamp
 
  private:
   ShmArena(void* base, std::size_t bytes)

@@ -35,8 +35,9 @@ ShmChannel::ShmChannel(ShmArena& arena, int rank, long pid, bool crowded)
       bytes_(arena.bufferBytes()),
       crowded_(crowded) {
   for (int q = 0; q < size_; ++q)
-    slots_.push_back(
-        {{arena_.buffer(q, 0), arena_.buffer(q, 1)}, {&arena_.stamp(q, 0), &arena_.stamp(q, 1)}});
+    slots_.push_back({{arena_.beside(q, 0), arena_.beside(q, 1)},
+                      {arena_.buffer(q, 0), arena_.buffer(q, 1)},
+                      {&arena_.stamp(q, 0), &arena_.stamp(q, 1)}});
   arena_.control(rank_).pid.store(pid, std::memory_order_relaxed);
   // A channel made again on this arena goes on from the last round this rank published.
   round_ = std::max(slots_[rank_].stamp[0]->load(std::memory_order_relaxed),

@@ -50,10 +50,10 @@ Status paceCoreDistance(ShmChannel& ch, std::optional<bool> mine, bool* changed)
   const double roundNs = (ns[kRounds / 2 - 1] + ns[kRounds / 2]) / 2;
   const bool farHere = mine ? *mine : roundNs > kFarRoundNs && !ch.crowded();
   OVERPASS_CHECK(ch.reserve());
-  *ch.next() = farHere;  // this rank's verdict, one byte
+  *ch.next(1) = farHere;  // this rank's verdict, one byte
   OVERPASS_CHECK(ch.sync());
   bool far = false;
-  for (int q = 0; q < ch.size(); ++q) far = far || *ch.peer(q);
+  for (int q = 0; q < ch.size(); ++q) far = far || *ch.peer(q, 1);
   const CoreDistance agreed = far ? CoreDistance::kFar : CoreDistance::kNear;
   OVERPASS_DEBUG("cores: a round with the peer %.0f ns (%s here%s): the team's cores %s", roundNs,
                  farHere ? "far" : "near", mine ? ", as configured" : "",

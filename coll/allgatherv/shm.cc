@@ -30,11 +30,11 @@ Status allgathervShm(const CollArgs& args, Team& team) {
   };
   for (std::size_t off = 0; off < most; off += buffer) {
     OVERPASS_CHECK(ch.reserve());
-    if (const std::size_t c = part(r, off)) std::memcpy(ch.next(), in + off, c);
+    if (const std::size_t c = part(r, off)) std::memcpy(ch.next(c), in + off, c);
     OVERPASS_CHECK(ch.sync());
     for (int q = 0; q < p; ++q)
       if (const std::size_t c = part(q, off); c && !(q == r && inPlace))
-        std::memcpy(out + b.offset[q] + off, ch.peer(q), c);
+        std::memcpy(out + b.offset[q] + off, ch.peer(q, c), c);
   }
   return Status::kOk;
 }

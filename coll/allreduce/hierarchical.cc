@@ -82,10 +82,11 @@ Status allreduceHierarchical(const CollArgs& args, Team& team) {
         return blocks.elements(q) > first ? std::min(part, blocks.elements(q) - first) : 0;
       };
       OVERPASS_CHECK(ch.reserve());
-      std::memcpy(ch.next(), mine + first * e, count(local) * e);
+      std::memcpy(ch.next(count(local) * e), mine + first * e, count(local) * e);
       OVERPASS_CHECK(ch.sync());
       for (int q = 0; q < nodeSize; ++q)
-        if (q != local) std::memcpy(out + blocks.offset(q) + first * e, ch.peer(q), count(q) * e);
+        if (q != local)
+          std::memcpy(out + blocks.offset(q) + first * e, ch.peer(q, count(q) * e), count(q) * e);
     }
     return Status::kOk;
   }

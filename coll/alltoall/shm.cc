@@ -26,9 +26,9 @@ Status alltoallShm(const CollArgs& args, Team& team) {
   for (std::size_t off = 0; off < n; off += chunk) {
     const std::size_t c = std::min(chunk, n - off);
     OVERPASS_CHECK(ch.reserve());
-    for (int q = 0; q < p; ++q) std::memcpy(ch.next() + q * c, b.send(q) + off, c);
+    for (int q = 0; q < p; ++q) std::memcpy(ch.next(p * c) + q * c, b.send(q) + off, c);
     OVERPASS_CHECK(ch.sync());
-    for (int q = 0; q < p; ++q) std::memcpy(b.recv(q) + off, ch.peer(q) + r * c, c);
+    for (int q = 0; q < p; ++q) std::memcpy(b.recv(q) + off, ch.peer(q, p * c) + r * c, c);
   }
   return Status::kOk;
 }

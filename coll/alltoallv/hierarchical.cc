@@ -92,7 +92,7 @@ Status forwardSmall(const CollArgs& args, Team& team, const Plan& plan) {
     OVERPASS_CHECK(ch->reserve());
     for (int l = 0; l < nodeSize; ++l) {
       if (l == local) continue;
-      unsigned char* slot = ch->next() + l * plan.slot;
+      unsigned char* slot = ch->next(ShmChannel::kLines) + l * plan.slot;
       unsigned char* at = slot + plan.header;
       const int mate = mates[l];
       if (plan.small(sb.bytes[mate])) {
@@ -116,13 +116,14 @@ Status forwardSmall(const CollArgs& args, Team& team, const Plan& plan) {
   std::vector<const unsigned char*> cursor(nodeSize);
   for (int m = 0; m < nodeSize; ++m) {
     if (m == local) continue;
-    cursor[m] = ch->peer(m) + local * plan.slot + plan.header;
+    cursor[m] = ch->peer(m, ShmChannel::kLines) + local * plan.slot + plan.header;
     if (plan.small(rb.bytes[mates[m]])) cursor[m] += rb.bytes[mates[m]];
   }
   auto sizeFrom = [&](int m, std::size_t e) -> std::size_t {
     if (m == local) return plan.small(sb.bytes[to[e]]) ? sb.bytes[to[e]] : 0;
     std::uint32_t size = 0;
-    std::memcpy(&size, ch->peer(m) + local * plan.slot + e * sizeof size, sizeof size);
+    std::memcpy(&size, ch->peer(m, ShmChannel::kLines) + local * plan.slot + e * sizeof size,
+                sizeof size);
     return size;
   };
   std::vector<std::size_t> outBytes(to.size(), 0);
@@ -170,7 +171,8 @@ Status forwardSmall(const CollArgs& args, Team& team, const Plan& plan) {
   for (int m = 0; m < nodeSize; ++m) {
     const int q = mates[m];
     if (m != local && plan.small(rb.bytes[q]))
-      std::memcpy(out + rb.offset[q], ch->peer(m) + local * plan.slot + plan.header, rb.bytes[q]);
+      std::memcpy(out + rb.offset[q],
+                  ch->peer(m, ShmChannel::kLines) + local * plan.slot + plan.header, rb.bytes[q]);
   }
   if (rb.bytes[rank]) std::memcpy(out + rb.offset[rank], in + sb.offset[rank], rb.bytes[rank]);
   if (!ops.empty()) OVERPASS_CHECK(team.transport.wait(request));

@@ -1,13 +1,14 @@
 // Alltoallv through the node's shared memory, for blocks that fit one round: every rank copies
-// the first chunk of each of its outgoing blocks into slot q of its buffer (p slots after a
-// 64-byte header) and copies, from every rank's buffer, the chunk meant for it. Each rank knows
-// only its own counts: the header carries each rank's largest outgoing block, so after this one
-// round every rank knows the largest of all, and where it did not fit one slot all go on alike
-// with the rest of every block through the transport (alltoallvLinear): rounds in lockstep
-// sized by the largest block made skewed and large calls 0.5x (docs/PERFORMANCE_HISTORY.md).
+// the first chunk of each of its outgoing blocks into slot q of its buffer (p slots of whole cache
+// lines) and copies, from every rank's buffer, the chunk meant for it. Each rank knows only its
+// own counts: a header beside the stamp carries each rank's largest outgoing block, so after
+// this one round every rank knows the largest of all, and where it did not fit one slot all go
+// on alike with the rest of every block through the transport (alltoallvLinear): rounds in
+// lockstep sized by the largest block made skewed and large calls 0.5x
+// (docs/PERFORMANCE_HISTORY.md).
 // Cost: one round + copy in + copy out; beyond one slot, the linear exchange of the rest.
-// Preconditions: the team shares one channel and a buffer holds p slots of 64 bytes after its
-// header (the registry asks for room for p + 1 slots); sendbuf and recvbuf do not overlap.
+// Preconditions: the team shares one channel and a buffer holds p slots of 64 bytes; sendbuf and
+// recvbuf do not overlap.
 // Result: block q of rank r's send blocks at block r of rank q's receive blocks.
 #include <algorithm>
 #include <cstdint>
@@ -28,24 +29,22 @@ Status alltoallvShm(const CollArgs& args, Team& team) {
     return Status::kOk;
   }
   ShmChannel& ch = *team.shm;
-  // The header takes a cache line, and every slot starts on one.
-  constexpr std::size_t kHeader = 64;
-  const std::size_t slot = (ch.bufferBytes() - kHeader) / p / kHeader * kHeader;
+  const std::size_t slot = ch.bufferBytes() / p / 64 * 64;  // every slot starts on a line
   const std::uint64_t mine = *std::max_element(sb.bytes, sb.bytes + p);
   std::uint64_t most = 0;  // known after the round
   OVERPASS_CHECK(ch.reserve());
-  unsigned char* buffer = ch.next();
-  std::memcpy(buffer, &mine, sizeof mine);
+  std::memcpy(ch.next(sizeof mine), &mine, sizeof mine);
+  unsigned char* slots = ch.next(ShmChannel::kLines);
   for (int q = 0; q < p; ++q)
     if (const std::size_t c = std::min(slot, sb.bytes[q]))
-      std::memcpy(buffer + kHeader + q * slot, in + sb.offset[q], c);
+      std::memcpy(slots + q * slot, in + sb.offset[q], c);
   OVERPASS_CHECK(ch.sync());
   for (int q = 0; q < p; ++q) {
     std::uint64_t theirs = 0;
-    std::memcpy(&theirs, ch.peer(q), sizeof theirs);
+    std::memcpy(&theirs, ch.peer(q, sizeof theirs), sizeof theirs);
     most = std::max(most, theirs);
     if (const std::size_t c = std::min(slot, rb.bytes[q]))
-      std::memcpy(out + rb.offset[q], ch.peer(q) + kHeader + r * slot, c);
+      std::memcpy(out + rb.offset[q], ch.peer(q, ShmChannel::kLines) + r * slot, c);
   }
   if (most <= slot) return Status::kOk;
   // The rest of every block, past its first slot, exchanged point to point.

@@ -20,11 +20,11 @@ Status bcastShm(const CollArgs& args, Team& team) {
     const std::size_t n = std::min(ch.bufferBytes(), args.bytes - off);
     if (isRoot) {  // publishes and goes on: nobody's data to wait for
       OVERPASS_CHECK(ch.reserve());
-      std::memcpy(ch.next(), buf + off, n);
+      std::memcpy(ch.next(n), buf + off, n);
       OVERPASS_CHECK(ch.sync(team.rank()));
     } else {  // waits for the root only
       OVERPASS_CHECK(ch.sync(args.root));
-      std::memcpy(buf + off, ch.peer(args.root), n);
+      std::memcpy(buf + off, ch.peer(args.root, n), n);
     }
   }
   return Status::kOk;

@@ -42,12 +42,12 @@ Offer offer(const CollArgs& args, int rank, int size, DeviceMemory& memory) {
 // flag is set.
 Status agree(ShmChannel& ch, const void* data, std::size_t bytes, bool* all) {
   OVERPASS_CHECK(ch.reserve());
-  std::memcpy(ch.next(), data, bytes);
+  std::memcpy(ch.next(bytes), data, bytes);
   OVERPASS_CHECK(ch.sync());
   *all = true;
   for (int q = 0; q < ch.size(); ++q) {
     std::uint32_t able = 0;
-    std::memcpy(&able, ch.peer(q), sizeof able);
+    std::memcpy(&able, ch.peer(q, bytes), sizeof able);
     *all = *all && able;
   }
   return Status::kOk;
@@ -133,7 +133,7 @@ Status deviceIpc(const CollArgs& a, Team& team) {
   std::vector<unsigned char*> out(p);
   std::uint32_t mapped = 1;
   for (int q = 0; q < p && mapped; ++q) {
-    const Offer& o = *reinterpret_cast<const Offer*>(ch.peer(q));
+    const Offer& o = *reinterpret_cast<const Offer*>(ch.peer(q, sizeof(Offer)));
     const bool reads = a.coll != Collective::kBcast || q == a.root;
     if (q == r) {
       in[q] = static_cast<const unsigned char*>(

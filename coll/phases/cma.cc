@@ -76,11 +76,11 @@ Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards) {
   const std::size_t headBytes = std::min<std::size_t>(args.bytes, sizeof mine.head);
   if (headBytes > 0) std::memcpy(mine.head, args.sendbuf, headBytes);
   OVERPASS_CHECK(ch.reserve());
-  std::memcpy(ch.next(), &mine, sizeof mine);
+  std::memcpy(ch.next(sizeof mine), &mine, sizeof mine);
   OVERPASS_CHECK(ch.sync());
   cards.resize(static_cast<std::size_t>(ch.size()));
   for (int q = 0; q < ch.size(); ++q)
-    std::memcpy(&cards[static_cast<std::size_t>(q)], ch.peer(q), sizeof mine);
+    std::memcpy(&cards[static_cast<std::size_t>(q)], ch.peer(q, sizeof mine), sizeof mine);
   if (ch.peerReads() == ShmChannel::PeerReads::kYes) return Status::kOk;
 
   // The channel's first call: can this rank read every peer's memory? All learn all.
@@ -97,10 +97,10 @@ Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards) {
     OVERPASS_DEBUG("cma: cannot read a peer's memory (%s): declined from now on",
                    errno ? std::strerror(errno) : "not the bytes it published");
   OVERPASS_CHECK(ch.reserve());
-  *ch.next() = can;
+  *ch.next(1) = can;
   OVERPASS_CHECK(ch.sync());
   bool all = true;
-  for (int q = 0; q < ch.size(); ++q) all = all && *ch.peer(q);
+  for (int q = 0; q < ch.size(); ++q) all = all && *ch.peer(q, 1);
   ch.setPeerReads(all ? ShmChannel::PeerReads::kYes : ShmChannel::PeerReads::kNo);
   return all ? Status::kOk : Status::kDeclined;
 }

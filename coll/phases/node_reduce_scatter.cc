@@ -26,11 +26,13 @@ Status nodeReduceScatter(const CollArgs& args, Team& team, const BlockSplit& blo
       auto count = [&](int q) {
         return blocks.elements(q) > first ? std::min(piece, blocks.elements(q) - first) : 0;
       };
+      const std::size_t round = nodeSize * piece * e;  // at most: the last pieces may be shorter
       OVERPASS_CHECK(ch.reserve());
       for (int q = 0; q < nodeSize; ++q)
-        std::memcpy(ch.next() + q * piece * e, in + blocks.offset(q) + first * e, count(q) * e);
+        std::memcpy(ch.next(round) + q * piece * e, in + blocks.offset(q) + first * e,
+                    count(q) * e);
       OVERPASS_CHECK(ch.sync());
-      shmReduceSlice(args, ch, local * piece * e, count(local),
+      shmReduceSlice(args, ch, round, local * piece * e, count(local),
                      work + blocks.offset(local) + first * e);
     }
     return Status::kOk;

@@ -28,10 +28,10 @@ inline Status shmGather(const CollArgs& args, Team& team, int root) {
   for (std::size_t off = 0; off < n; off += ch.bufferBytes()) {
     const std::size_t c = std::min(ch.bufferBytes(), n - off);
     OVERPASS_CHECK(ch.reserve());
-    std::memcpy(ch.next(), in + off, c);
+    std::memcpy(ch.next(c), in + off, c);
     OVERPASS_CHECK(ch.sync(needsResult ? ShmChannel::kAll : r));
     if (needsResult)
-      for (int q = 0; q < p; ++q) std::memcpy(out + q * n + off, ch.peer(q), c);
+      for (int q = 0; q < p; ++q) std::memcpy(out + q * n + off, ch.peer(q, c), c);
   }
   return Status::kOk;
 }

@@ -31,15 +31,15 @@ Status pairReduce(const CollArgs& args, ShmChannel& ch, int root, const unsigned
     if (r != root) {
       OVERPASS_CHECK(ch.reserve());
       if (stream)
-        streamCopy(ch.next(), in + at, n * e);
+        streamCopy(ch.next(n * e), in + at, n * e);
       else
-        std::memcpy(ch.next(), in + at, n * e);
+        std::memcpy(ch.next(n * e), in + at, n * e);
       OVERPASS_CHECK(ch.sync(r));  // publishes; waits for nobody
       continue;
     }
     OVERPASS_CHECK(ch.sync(other));
     // The root may write into the other's buffer: only it reads it.
-    reducePair(args, root, in + at, ch.peer(other), out + at, n);
+    reducePair(args, root, in + at, ch.peer(other, n * e), out + at, n);
   }
   return Status::kOk;
 }
@@ -61,16 +61,16 @@ Status shmReduce(const CollArgs& args, Team& team, int root) {
   const std::size_t e = args.bytes / args.count;
   if (args.bytes <= kShmOneRoundBytes && args.bytes <= ch.bufferBytes()) {
     OVERPASS_CHECK(ch.reserve());
-    std::memcpy(ch.next(), in, args.bytes);
+    std::memcpy(ch.next(args.bytes), in, args.bytes);
     OVERPASS_CHECK(ch.sync(waitFor));
     if (!needsResult) return Status::kOk;
     unsigned char* tmp[2] = {
         static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseIncoming, args.bytes)),
         static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseBlocks, args.bytes))};
-    const unsigned char* acc = ch.peer(0);
+    const unsigned char* acc = ch.peer(0, args.bytes);
     for (int q = 1; q < p; ++q) {
       unsigned char* target = q == p - 1 ? out : tmp[q % 2];
-      reduceInto(acc, ch.peer(q), target, args.count, args.type, args.op, args.user);
+      reduceInto(acc, ch.peer(q, args.bytes), target, args.count, args.type, args.op, args.user);
       acc = target;
     }
     return Status::kOk;
@@ -87,16 +87,17 @@ Status shmReduce(const CollArgs& args, Team& team, int root) {
     auto sliceStart = [&](int q) { return q * base + std::min<std::size_t>(q, extra); };
     auto sliceSize = [&](int q) { return base + (static_cast<std::size_t>(q) < extra); };
     const std::size_t mine = sliceStart(r) * e, mineEnd = mine + sliceSize(r) * e;
+    const std::size_t round = n * e;  // both rounds: the chunk, then at most a slice of it
     OVERPASS_CHECK(ch.reserve());
-    std::memcpy(ch.next(), in + first * e, mine);  // the peers' slices; this rank's stays put
-    std::memcpy(ch.next() + mineEnd, in + first * e + mineEnd, n * e - mineEnd);
+    std::memcpy(ch.next(round), in + first * e, mine);  // the peers' slices; this rank's stays
+    std::memcpy(ch.next(round) + mineEnd, in + first * e + mineEnd, n * e - mineEnd);
     OVERPASS_CHECK(ch.sync());
     OVERPASS_CHECK(ch.reserve());
-    shmReduceSlice(args, ch, mine, sliceSize(r), ch.next(), in + first * e + mine);
+    shmReduceSlice(args, ch, round, mine, sliceSize(r), ch.next(round), in + first * e + mine);
     OVERPASS_CHECK(ch.sync(waitFor));
     if (needsResult)
       for (int q = 0; q < p; ++q)
-        copyOut(out + (first + sliceStart(q)) * e, ch.peer(q), sliceSize(q) * e);
+        copyOut(out + (first + sliceStart(q)) * e, ch.peer(q, round), sliceSize(q) * e);
   }
   return Status::kOk;
 }

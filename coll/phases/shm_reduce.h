@@ -17,18 +17,21 @@
 
 namespace overpass {
 
-// Combines `elements` elements at byte `offset` of every rank's last-round buffer into `out`.
+// Combines `elements` elements at byte `offset` of every rank's last-round buffer, of `round`
+// bytes (ShmChannel::peer), into `out`.
 // `own`, when given, is this rank's contribution, read there instead of from its buffer (which
 // then need not hold that slice).
-inline void shmReduceSlice(const CollArgs& args, ShmChannel& ch, std::size_t offset,
-                           std::size_t elements, void* out, const void* own = nullptr) {
+inline void shmReduceSlice(const CollArgs& args, ShmChannel& ch, std::size_t round,
+                           std::size_t offset, std::size_t elements, void* out,
+                           const void* own = nullptr) {
   auto operand = [&](int q) {
-    return q == ch.rank() && own ? static_cast<const unsigned char*>(own) : ch.peer(q) + offset;
+    return q == ch.rank() && own ? static_cast<const unsigned char*>(own)
+                                 : ch.peer(q, round) + offset;
   };
   const unsigned char* acc = operand(0);
   for (int q = 1; q < ch.size(); ++q) {
     unsigned char* target =
-        q == ch.size() - 1 ? static_cast<unsigned char*>(out) : ch.peer(q) + offset;
+        q == ch.size() - 1 ? static_cast<unsigned char*>(out) : ch.peer(q, round) + offset;
     reduceInto(acc, operand(q), target, elements, args.type, args.op, args.user);
     acc = target;
   }

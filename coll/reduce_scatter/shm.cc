@@ -34,11 +34,11 @@ Status reduceScatterShm(const CollArgs& args, Team& team) {
   for (std::size_t off = 0; off < n; off += chunk) {
     const std::size_t c = std::min(chunk, n - off);
     OVERPASS_CHECK(ch.reserve());
-    std::memcpy(ch.next(), in + off, c);
+    std::memcpy(ch.next(c), in + off, c);
     OVERPASS_CHECK(ch.sync());
     const std::size_t lo = std::max(off, first), hi = std::min(off + c, end);
     if (lo >= hi) continue;
-    fold.fold(p - 1, lo - off, hi - lo, out + (lo - first));
+    fold.fold(p - 1, c, lo - off, hi - lo, out + (lo - first));
   }
   return Status::kOk;
 }

@@ -28,10 +28,11 @@ Status reduceScatterBlockShm(const CollArgs& args, Team& team) {
   for (std::size_t first = 0; first < args.count; first += chunk) {
     const std::size_t n = std::min(chunk, args.count - first);
     OVERPASS_CHECK(ch.reserve());
+    const std::size_t round = p * n * e;
     for (int j = 0; j < p; ++j)
-      std::memcpy(ch.next() + j * n * e, in + (j * args.count + first) * e, n * e);
+      std::memcpy(ch.next(round) + j * n * e, in + (j * args.count + first) * e, n * e);
     OVERPASS_CHECK(ch.sync());
-    shmReduceSlice(args, ch, r * n * e, n, out + first * e);
+    shmReduceSlice(args, ch, round, r * n * e, n, out + first * e);
   }
   return Status::kOk;
 }

@@ -35,9 +35,9 @@ Status prefixShm(const CollArgs& args, Team& team, bool inclusive) {
   for (std::size_t off = 0; off < n; off += chunk) {
     const std::size_t c = std::min(chunk, n - off);
     OVERPASS_CHECK(ch.reserve());
-    std::memcpy(ch.next(), in + off, c);
+    std::memcpy(ch.next(c), in + off, c);
     OVERPASS_CHECK(ch.sync());
-    if (last >= 0) fold.fold(last, 0, c, out + off);
+    if (last >= 0) fold.fold(last, c, 0, c, out + off);
   }
   return Status::kOk;
 }

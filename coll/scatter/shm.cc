@@ -27,10 +27,11 @@ Status scatterShm(const CollArgs& args, Team& team) {
     const std::size_t c = std::min(chunk, n - off);
     if (isRoot) {
       OVERPASS_CHECK(ch.reserve());
-      for (int q = 0; q < p; ++q) std::memcpy(ch.next() + q * c, in + q * n + off, c);
+      for (int q = 0; q < p; ++q) std::memcpy(ch.next(p * c) + q * c, in + q * n + off, c);
     }
     OVERPASS_CHECK(ch.sync(isRoot ? r : args.root));  // only the root's arrival is waited for
-    if (!(isRoot && out == in + r * n)) std::memcpy(out + off, ch.peer(args.root) + r * c, c);
+    if (!(isRoot && out == in + r * n))
+      std::memcpy(out + off, ch.peer(args.root, p * c) + r * c, c);
   }
   return Status::kOk;
 }

@@ -1,10 +1,9 @@
 // Scatterv through the node's shared memory: per round the root copies the next chunk of every
-// rank's block into slot q of its buffer (p slots after a 64-byte header); every rank copies its
-// own chunk out. Only the root knows every block: the first round's buffer starts with the number
-// of rounds, which the largest block sets. Cost per round: one round + the root's copy in + one
-// copy out per rank. Preconditions: the team shares one channel and a buffer holds p slots of 64
-// bytes after its header (the registry asks for room for p + 1 slots). Result: rank q's block of
-// the root's sendbuf in rank q's recvbuf.
+// rank's block into slot q of its buffer (p slots of whole cache lines); every rank copies its
+// own chunk out. Only the root knows every block: the first round's header, beside the stamp,
+// carries the number of rounds, which the largest block sets. Cost per round: one round + the
+// root's copy in + one copy out per rank. Preconditions: the team shares one channel and a buffer
+// holds p slots of 64 bytes. Result: rank q's block of the root's sendbuf in rank q's recvbuf.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -24,9 +23,8 @@ Status scattervShm(const CollArgs& args, Team& team) {
     return Status::kOk;
   }
   ShmChannel& ch = *team.shm;
-  // A round's buffer: a header (the number of rounds, read in the first), then p slots.
-  constexpr std::size_t kHeader = 64;  // a cache line; every slot starts on one
-  const std::size_t slot = (ch.bufferBytes() - kHeader) / p / kHeader * kHeader;
+  // A round: a header beside the stamp (the number of rounds, read in the first), p slots after.
+  const std::size_t slot = ch.bufferBytes() / p / 64 * 64;  // every slot starts on a line
   std::uint64_t rounds = 0;
   if (isRoot) {
     std::size_t most = 0;
@@ -37,17 +35,17 @@ Status scattervShm(const CollArgs& args, Team& team) {
     const std::size_t off = k * slot;
     if (isRoot) {
       OVERPASS_CHECK(ch.reserve());
-      std::memcpy(ch.next(), &rounds, sizeof rounds);
+      std::memcpy(ch.next(sizeof rounds), &rounds, sizeof rounds);
       for (int q = 0; q < p; ++q)
         if (b.bytes[q] > off)
-          std::memcpy(ch.next() + kHeader + q * slot, in + b.offset[q] + off,
+          std::memcpy(ch.next(ShmChannel::kLines) + q * slot, in + b.offset[q] + off,
                       std::min(slot, b.bytes[q] - off));
     }
     OVERPASS_CHECK(ch.sync(isRoot ? r : args.root));  // only the root's arrival is waited for
-    if (k == 0) std::memcpy(&rounds, ch.peer(args.root), sizeof rounds);
+    if (k == 0) std::memcpy(&rounds, ch.peer(args.root, sizeof rounds), sizeof rounds);
     const bool inPlace = isRoot && out == in + b.offset[r];
     if (args.bytes > off && !inPlace)
-      std::memcpy(out + off, ch.peer(args.root) + kHeader + r * slot,
+      std::memcpy(out + off, ch.peer(args.root, ShmChannel::kLines) + r * slot,
                   std::min(slot, args.bytes - off));
   }
   return Status::kOk;

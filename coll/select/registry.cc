@@ -60,10 +60,6 @@ constexpr bool onOneNodeWithRoomForP(const CallShape& c) {
 constexpr bool onOneNodeWithRoomForACard(const CallShape& c) {
   return c.shmBuffer >= 64;
 }
-// The shm alltoallv and scatterv: p slots of 64 bytes after a 64-byte header.
-constexpr bool onOneNodeWithRoomForPAndHeader(const CallShape& c) {
-  return c.shmBuffer >= (static_cast<std::size_t>(c.teamSize) + 1) * 64;
-}
 // Shared-memory cost: a round (flag write, p flag reads) is far cheaper than a message; the
 // bytes are copies (and reductions) in memory. `rounds` and `bytes` per call.
 constexpr double shmCost(const CostModel& m, double rounds, double bytes) {
@@ -442,7 +438,7 @@ constexpr std::array kAlgorithms = {
               "node shared memory: every rank copies its blocks in and the ones meant for it "
               "out, the first round also agreeing on the largest block",
               alltoallvShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 1, 0); },
-              onOneNodeWithRoomForPAndHeader},
+              onOneNodeWithRoomForP},
     Algorithm{kAlltoallv, "hierarchical",
               "small blocks gathered in the node's shared memory and forwarded, one message per "
               "rank and node between nodes; large ones point to point",
@@ -481,7 +477,7 @@ constexpr std::array kAlgorithms = {
               "node shared memory: the root copies a chunk of every block in per round (the "
               "number of rounds in the first), every rank copies its own out",
               scattervShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 1, 0); },
-              onOneNodeWithRoomForPAndHeader},
+              onOneNodeWithRoomForP},
     OVERPASS_PMPI(kReduceScatter),
     Algorithm{kReduceScatter, "ring",
               "p-1 steps around a ring, each reducing one block into the travelling partial sum",
