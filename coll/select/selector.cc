@@ -31,11 +31,17 @@ const std::string_view kDefaultTune =
     // MPI's 2.2, 32-64 KiB 1.2-1.5x, 256 KiB-4 MiB 1.05-1.4x); allreduce from 1 MiB by reading the
     // peer's memory (1.03-2.05x where the two cores sit close, 1.07-1.70x where a cache line's
     // round trip between them takes 0.5 us and the shm allreduce falls to 0.5x;
-    // docs/PERFORMANCE.md, issue 19).
-    "#allreduce:0-16K:np=2:@shm#allreduce:1M-inf:np=2:@cma"
-    "#bcast:0-16K:np=2:@shm"
+    // docs/PERFORMANCE.md, issue 19). Since the payloads sit on whole cache lines ("The payload's
+    // place", two paired runs, the slow state): allreduce up to 128 KiB (16 / 64 KiB 3.7-3.9 /
+    // 1.9-2.0x against recursive doubling's 1.8 / 1.7x; 256 KiB 1.2-1.3x against 1.5x), bcast
+    // but at 128-512 KiB (16 KiB 2.1-2.2x, 64 KiB 1.2-1.3x, 1-16 MiB 1.2-5.1x against the MPI
+    // library's 0.98-1.01x; 256 KiB 1.05x in one run, 0.85x in the other), scatter up to 64 KiB
+    // blocks (8 / 32 KiB 2.4-2.6 / 1.5-1.6x against 0.98x; 128 KiB 0.92-0.97x against the linear
+    // scatter's 1.1x).
+    "#allreduce:0-128K:np=2:@shm#allreduce:1M-inf:np=2:@cma"
+    "#bcast:0-128K:np=2:@shm#bcast:512K-inf:np=2:@shm"
     "#reduce:np=2:@shm"
-    "#scatter:1K-8K:np=2:@shm"
+    "#scatter:1K-64K:np=2:@shm"
     // np 3-4 on 2 cores, waiting ranks yielding at once ("Small messages when ranks outnumber
     // cores"): allreduce, allgather, reduce_scatter_block and barrier everywhere (np 4, 4 KiB
     // allreduce: 9 us vs 36 for Open MPI); bcast from 512 B to 64 KiB, gather and scatter from
@@ -47,12 +53,21 @@ const std::string_view kDefaultTune =
     // rooted collectives go to the MPI library (gather and scatter at np 2 too): its root returns
     // without waiting for anyone (np 4, 8 B bcast: 0.3 us; np 2, 64 B gather: 0.2 us against 0.7
     // through shm), where every shared-memory round waits for the last rank's previous round.
+    // Since the payloads sit on whole cache lines (two paired runs, np 4, the slow state; sizes
+    // in blocks): bcast at every size from 512 B (64 KiB 6.3-6.9x, 256 KiB 1.7-2.0x against the
+    // MPI library's 0.98x; 1-16 MiB 2.3-2.9x against the binomial tree's 1.2-1.4x), gather from
+    // 1 KiB blocks but the linear gather of 512 KiB-2 MiB blocks (16 KiB 1.8-2.0x against the
+    // linear gather's 1.2x, 64 KiB 1.2-1.5x against the MPI library's 0.99x, 256 KiB 1.5-1.7x
+    // against 1.4x, 1 MiB 1.07x against 1.1-1.2x, 4 MiB 1.8x against 0.9-1.0x), scatter up to
+    // 128 KiB blocks (64 KiB 1.25x against 0.95x; 256 KiB 0.6x against 1.0x), alltoall up to
+    // 128 KiB blocks (16 KiB 2.0-2.2x, 64 KiB 1.1x against the MPI library's 0.98-1.0x; 256 KiB
+    // 0.6x).
     "#allreduce:np=3-5:@shm#allgather:np=3-5:@shm#reduce_scatter_block:np=3-5:@shm"
     "#barrier:np=3-5:@shm"
-    "#bcast:0-512:np=3-5:@pmpi#bcast:512-64K:np=3-5:@shm"
-    "#gather:0-1K:np=2-5:@pmpi#gather:1K-16K:np=3-5:@shm"
-    "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-32K:np=3-5:@shm"
-    "#alltoall:0-32K:np=3-5:@shm"
+    "#bcast:0-512:np=3-5:@pmpi#bcast:512-inf:np=3-5:@shm"
+    "#gather:0-1K:np=2-5:@pmpi#gather:1K-inf:np=3-5:@shm#gather:512K-2M:np=3-5:nodes=1:@linear"
+    "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-128K:np=3-5:@shm"
+    "#alltoall:0-128K:np=3-5:@shm"
     // Issue 19, every call after a barrier, each ratio to Open MPI's own call timed in the same
     // process in alternating batches (overpass-bench --paired), np 2 and 4, both states of the
     // machine (docs/PERFORMANCE.md, "Every call after a barrier"); sizes in blocks. np 2: gather
@@ -70,11 +85,16 @@ const std::string_view kDefaultTune =
     // reduction goes to the MPI library by a built-in rule; 64 KiB 1.10-1.28x against the binomial
     // tree's 0.94x; 256 KiB-1 MiB 0.83-0.87x in both states, where the tree gave 1.20-1.36x in one
     // and 0.49-0.50x in the other; from 1 MiB the cma reduce, below).
-    "#gather:1K-16K:np=2:@shm#gather:16K-inf:np=2:nodes=1:@pmpi"
-    "#scatter:8K-64K:np=2:nodes=1:@pmpi#alltoall:8K-inf:np=2:nodes=1:@pmpi"
-    "#allgather:16K-inf:np=2:nodes=1:@pmpi#bcast:16K-inf:np=2:nodes=1:@pmpi"
-    "#alltoall:16K-inf:np=3-5:nodes=1:@pmpi#gather:64K-256K:np=3-5:nodes=1:@pmpi"
-    "#bcast:64K-1M:np=3-5:nodes=1:@pmpi#allgather:4M-inf:np=3-5:nodes=1:@pmpi"
+    // Since the payloads sit on whole cache lines (two paired runs, the slow state), np 2: gather
+    // through shm up to 64 KiB blocks and from 8 MiB (32 KiB 1.4-1.6x, 8 MiB 1.7-2.0x against the
+    // MPI library's 0.96-1.0x; 128 KiB-2 MiB 0.97-1.15x, kept with the MPI library), allgather
+    // from 8 MiB blocks (1.2-1.5x against 1.0x; 128 KiB-2 MiB 0.68-0.92x); bcast of 128-512 KiB
+    // stays with the MPI library (above); np 3-4: allgather at every size (4 MiB blocks 1.9-2.2x
+    // against the MPI library's 0.94-0.97x), the MPI library's alltoall from 128 KiB blocks only.
+    "#gather:1K-64K:np=2:@shm#gather:64K-8M:np=2:nodes=1:@pmpi#gather:8M-inf:np=2:@shm"
+    "#alltoall:8K-inf:np=2:nodes=1:@pmpi"
+    "#allgather:16K-inf:np=2:nodes=1:@pmpi#allgather:8M-inf:np=2:@shm"
+    "#bcast:128K-512K:np=2:nodes=1:@pmpi#alltoall:128K-inf:np=3-5:nodes=1:@pmpi"
     "#reduce:0-1M:np=3-5:@shm"
     // From 1 MiB at 3-4 ranks, the cma reduce (coll/phases/cma.h: each rank reduces its block of
     // the peers' vectors, read from their memory, and writes it into the root's). Paired runs,
@@ -95,8 +115,10 @@ const std::string_view kDefaultTune =
     // of 128 KiB-1 MiB, shm or cma (256 KiB: shm 0.89-1.25x and cma 0.71-0.82x in one state,
     // 0.67-0.96x and 0.81-1.22x in the other); np 2, reduce of 32 KiB-1 MiB, shm or the binomial
     // tree (64 KiB: shm 1.2-1.5x in the paired campaign, 0.51-0.62x in two runs of a later
-    // state, where the tree gave 0.90x; reductions never race the MPI library, see below).
-    "#allgather:4K-32K:np=2:nodes=1:@shm|pmpi#alltoall:4K-32K:np=2:nodes=1:@shm|pmpi"
+    // state, where the tree gave 0.90x; reductions never race the MPI library, see below). Since
+    // the payloads sit on whole cache lines, allgather and alltoall race up to 64 KiB blocks (32
+    // KiB: shm 1.6-1.8x against the MPI library's 0.97-0.99x in two runs).
+    "#allgather:4K-64K:np=2:nodes=1:@shm|pmpi#alltoall:4K-64K:np=2:nodes=1:@shm|pmpi"
     "#reduce:128K-1M:np=3-5:nodes=1:@shm|cma#reduce:32K-1M:np=2:nodes=1:@shm|binomial"
     // The vector collectives and the scans (docs/PERFORMANCE.md, "Vector collectives and scans",
     // one node, np 2 and 4, 2026-12-04). Alltoallv, gatherv and scatterv have no size every rank

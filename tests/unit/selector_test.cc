@@ -150,15 +150,15 @@ bool measuredPmpi(Collective coll, std::size_t bytes, int p) {
   constexpr std::size_t kK = 1024;
   switch (coll) {
     case kBcast:
-      return p == 2 ? bytes >= 16 * kK : bytes < 512 || (bytes >= 64 * kK && bytes < kK * kK);
+      return p == 2 ? bytes >= 128 * kK && bytes < 512 * kK : bytes < 512;
     case kGather:
-      return bytes < kK || (p == 2 ? bytes >= 16 * kK : bytes >= 64 * kK && bytes < 256 * kK);
+      return bytes < kK || (p == 2 && bytes >= 64 * kK && bytes < 8 * kK * kK);
     case kScatter:
-      return bytes < kK || (p == 2 && bytes >= 8 * kK && bytes < 64 * kK);
+      return bytes < kK;
     case kAlltoall:
-      return bytes >= (p == 2 ? 8 : 16) * kK;
+      return bytes >= (p == 2 ? 8 : 128) * kK;
     case kAllgather:
-      return bytes >= (p == 2 ? 16 * kK : 4 * kK * kK);
+      return p == 2 && bytes >= 16 * kK;  // (from 8 MiB shm, where a node channel serves)
     case kAlltoallv:
     case kGatherv:
     case kScatterv:
@@ -218,6 +218,16 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kReduce, 1 << 20, 4), "cma");
   EXPECT_EQ(onOneNode(Collective::kReduce, 8 << 20, 3), "cma");
   EXPECT_EQ(onOneNode(Collective::kAllreduce, 16 << 20, 4), "shm");
+  // Since the shared-memory payloads sit on whole cache lines (docs/PERFORMANCE.md).
+  EXPECT_EQ(onOneNode(Collective::kAllreduce, 64 << 10, 2), "shm");
+  EXPECT_EQ(onOneNode(Collective::kBcast, 256 << 10, 2), "pmpi");
+  EXPECT_EQ(onOneNode(Collective::kBcast, 4 << 20, 2), "shm");
+  EXPECT_EQ(onOneNode(Collective::kBcast, 4 << 20, 4), "shm");
+  EXPECT_EQ(onOneNode(Collective::kGather, 16 << 20, 2), "shm");
+  EXPECT_EQ(onOneNode(Collective::kGather, 1 << 20, 4), "linear");
+  EXPECT_EQ(onOneNode(Collective::kGather, 4 << 20, 4), "shm");
+  EXPECT_EQ(onOneNode(Collective::kAlltoall, 64 << 10, 4), "shm");
+  EXPECT_EQ(onOneNode(Collective::kAlltoall, 256 << 10, 4), "pmpi");
   // Without a node's shared memory (cma cannot serve), the rules before it.
   EXPECT_EQ(pick(s, Collective::kReduce, 8u << 20, 3), "binomial");
 }
