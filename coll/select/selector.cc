@@ -37,10 +37,14 @@ const std::string_view kDefaultTune =
     // but at 128-512 KiB (16 KiB 2.1-2.2x, 64 KiB 1.2-1.3x, 1-16 MiB 1.2-5.1x against the MPI
     // library's 0.98-1.01x; 256 KiB 1.05x in one run, 0.85x in the other), scatter up to 64 KiB
     // blocks (8 / 32 KiB 2.4-2.6 / 1.5-1.6x against 0.98x; 128 KiB 0.92-0.97x against the linear
-    // scatter's 1.1x).
+    // scatter's 1.1x); reduce_scatter_block up to 64 KiB blocks and from 8 MiB, where the cost
+    // model took the ring from 16 KiB (32 KiB blocks: 4.7-4.8 us against the ring's 9.5-10.0;
+    // 8 MiB: 1.9-2.0 ms against 2.4-2.5; the ring stays at 128 KiB-2 MiB: 2 MiB 186 us against
+    // shm's 274-324).
     "#allreduce:0-128K:np=2:@shm#allreduce:1M-inf:np=2:@cma"
     "#bcast:0-128K:np=2:@shm#bcast:512K-inf:np=2:@shm"
     "#reduce:np=2:@shm"
+    "#reduce_scatter_block:0-64K:np=2:@shm#reduce_scatter_block:8M-inf:np=2:@shm"
     "#scatter:1K-64K:np=2:@shm"
     // np 3-4 on 2 cores, waiting ranks yielding at once ("Small messages when ranks outnumber
     // cores"): allreduce, allgather, reduce_scatter_block and barrier everywhere (np 4, 4 KiB

@@ -228,6 +228,7 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kGather, 4 << 20, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 64 << 10, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 256 << 10, 4), "pmpi");
+  EXPECT_EQ(onOneNode(Collective::kReduceScatterBlock, 32 << 10, 2), "shm");
   // Without a node's shared memory (cma cannot serve), the rules before it.
   EXPECT_EQ(pick(s, Collective::kReduce, 8u << 20, 3), "binomial");
 }
