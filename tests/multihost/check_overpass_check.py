@@ -205,6 +205,14 @@ def run_healthy(rig, a, overpass, hosts_spec, tmp):
            f"--json: every host pair measured ({len(pairs)})")
     expect(len(shm) == sum(c - 1 for c in counts) and all(t["state"] == "ok" for t in shm),
            f"--json: every rank's shared-memory path measured ({len(shm)})")
+    # Each direction is judged by its best message over the share of the time its sides had a
+    # CPU (at most 4x the measured figure).
+    credited = [(best / (1 - min(max(wait, 0), 0.75)), judged)
+                for t in pairs + shm
+                for best, wait, judged in zip(t["best_bandwidth_MBps"], t["cpu_wait"]["bandwidth"],
+                                              t["judged_bandwidth_MBps"])]
+    expect(all(abs(c - judged) <= 1e-6 * c for c, judged in credited),
+           f"--json: the judged bandwidths credit the waits for a CPU {credited}")
     expect(j["exit_code"] == 0, "--json: exit_code 0")
 
 
