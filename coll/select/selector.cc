@@ -117,13 +117,13 @@ const std::string_view kDefaultTune =
     // blocks shm 1.71-1.84x or 0.76-0.81x, in later slow states 2.2-2.4x against the MPI
     // library's 0.95-0.97x; 16 KiB blocks 0.51x or 1.38-1.52x; alltoall alike); np 3-4, reduce
     // of 128 KiB-1 MiB, shm or cma (256 KiB: shm 0.89-1.25x and cma 0.71-0.82x in one state,
-    // 0.67-0.96x and 0.81-1.22x in the other); np 2, reduce of 32 KiB-1 MiB, shm or the binomial
-    // tree (64 KiB: shm 1.2-1.5x in the paired campaign, 0.51-0.62x in two runs of a later
-    // state, where the tree gave 0.90x; reductions never race the MPI library, see below). Since
-    // the payloads sit on whole cache lines, allgather and alltoall race up to 64 KiB blocks (32
-    // KiB: shm 1.6-1.8x against the MPI library's 0.97-0.99x in two runs).
+    // 0.67-0.96x and 0.81-1.22x in the other). Since the payloads sit on whole cache lines,
+    // allgather and alltoall race up to 64 KiB blocks (32 KiB: shm 1.6-1.8x against the MPI
+    // library's 0.97-0.99x in two runs), and the np 2 reduce no longer races shm and the binomial
+    // tree at 32 KiB-1 MiB (two runs: shm 1.07-1.17 / 1.13-1.21 / 1.38-1.51x at 64 / 256 / 512
+    // KiB, the tree 0.94-0.97x at every size; reductions never race the MPI library, see below).
     "#allgather:4K-64K:np=2:nodes=1:@shm|pmpi#alltoall:4K-64K:np=2:nodes=1:@shm|pmpi"
-    "#reduce:128K-1M:np=3-5:nodes=1:@shm|cma#reduce:32K-1M:np=2:nodes=1:@shm|binomial"
+    "#reduce:128K-1M:np=3-5:nodes=1:@shm|cma"
     // The vector collectives and the scans (docs/PERFORMANCE.md, "Vector collectives and scans",
     // one node, np 2 and 4, 2026-12-04). Alltoallv, gatherv and scatterv have no size every rank
     // knows (they are selected as calls of 0 bytes), so one algorithm serves all their sizes, and

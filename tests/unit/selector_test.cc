@@ -229,6 +229,13 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 64 << 10, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 256 << 10, 4), "pmpi");
   EXPECT_EQ(onOneNode(Collective::kReduceScatterBlock, 32 << 10, 2), "shm");
+  // The np 2 reduce on one node: shm, with no race against the binomial tree (2026-12-06).
+  CallShape reduce = shape(Collective::kReduce, 256 << 10, 2);
+  reduce.shmBuffer = 128 << 10;
+  reduce.nodes = 1;
+  const Selection served = s.select(reduce);
+  EXPECT_EQ(served.algorithm->name, "shm");
+  EXPECT_EQ(served.rival, nullptr);
   // Without a node's shared memory (cma cannot serve), the rules before it.
   EXPECT_EQ(pick(s, Collective::kReduce, 8u << 20, 3), "binomial");
 }
