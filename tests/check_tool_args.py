@@ -132,6 +132,17 @@ def main():
                      err)
             else:
                 print(f"ok   {' '.join(cmd)} in {seconds:.2f} s")
+        # Spread over 2 nodes, 2 ranks too: no node-local algorithm, no rule for one node.
+        for np_ in ["2", "3", "4"]:
+            cmd = [info, "--selection", np_, "spread"]
+            rc, out, err, _ = run(cmd, env)
+            rows = [line.split() for line in out.splitlines() if not line.startswith("#")]
+            local = [r for r in rows if len(r) > 2 and (r[2] in ("shm", "cma") or
+                                                          "nodes=1" in " ".join(r[3:]))]
+            if rc != 0 or "spread over 2 nodes" not in out or not rows or local:
+                fail(cmd, f"exit status {rc}; node-local choices {local}", out, err)
+            else:
+                print(f"ok   {' '.join(cmd)}: {len(rows)} ranges, none node-local")
         rc, out, err, _ = run([info, "--algorithms"], env)
         rows = [line.split() for line in out.splitlines()]
         if rc != 0 or ["allreduce", "ring"] not in rows or any(len(r) != 2 for r in rows):

@@ -105,7 +105,7 @@ void printSelection(const Selector& selector, int ranks, bool deterministic,
       ranks,
       ranks < 2   ? ""
       : shmBuffer ? "s on one node"
-                  : "s spread over 2 nodes (NP/2 ranks each, rounded up and down; NP >= 3)",
+                  : "s spread over 2 nodes (NP/2 ranks each, one more on the first for odd NP)",
       deterministic ? ", deterministic mode" : "");
   std::printf("# %-20s %-12s %-22s %s\n", "collective", "sizes", "algorithm", "decided by");
   for (std::size_t c = 0; c < kNumCollectives; ++c) {
@@ -123,7 +123,7 @@ void printSelection(const Selector& selector, int ranks, bool deterministic,
       shape.count = isReduction(coll) ? bytes / 4 : bytes;
       shape.teamSize = ranks;
       shape.shmBuffer = shmBuffer;
-      if (!shmBuffer && ranks >= 3) {  // spread: 2 nodes of NP/2 ranks, rounded up and down
+      if (!shmBuffer && ranks >= 2) {  // spread: 2 nodes of NP/2 ranks, rounded up and down
         shape.nodes = 2;
         shape.maxPerNode = (ranks + 1) / 2;
       }
