@@ -814,8 +814,8 @@ struct Test {
   // A direction's fastest message as the path carries it with a CPU at hand: its sides waited
   // for one for a share of the phase (other programs, more ranks than cores), and moved the
   // bytes in the rest. The verdicts judge these; the report prints what was measured.
-  double fairAB() const { return credited(sideA.bandwidthBest, waitAB()); }
-  double fairBA() const { return credited(sideB.bandwidthBest, waitBA()); }
+  double judgedAB() const { return credited(sideA.bandwidthBest, waitAB()); }
+  double judgedBA() const { return credited(sideB.bandwidthBest, waitBA()); }
   static double credited(double bandwidth, double wait) {
     return wait > 0 ? bandwidth / (1 - std::min(wait, kMostWaitCredited)) : bandwidth;
   }
@@ -1332,17 +1332,17 @@ class Coordinator {
     t.sideA.latencyBestUs = std::min(t.sideA.latencyBestUs, a.latencyBestUs);
     t.sideA.bandwidth = std::max(t.sideA.bandwidth, a.bandwidth);
     t.sideB.bandwidth = std::max(t.sideB.bandwidth, b.bandwidth);
-    // Each direction keeps the measurement it is judged by the better in, with that
-    // measurement's waits: a best message and the waits of another would not be one figure.
+    // Each direction keeps the better judged of the two measurements, with that measurement's
+    // waits: one measurement's best message with another's waits would be no figure at all.
     Test first = t;
     first.sideA = a;
     first.sideB = b;
-    if (first.fairAB() > t.fairAB()) {
+    if (first.judgedAB() > t.judgedAB()) {
       t.sideA.bandwidthBest = a.bandwidthBest;
       t.sideA.waitSend = a.waitSend;
       t.sideB.waitReceive = b.waitReceive;
     }
-    if (first.fairBA() > t.fairBA()) {
+    if (first.judgedBA() > t.judgedBA()) {
       t.sideB.bandwidthBest = b.bandwidthBest;
       t.sideB.waitSend = b.waitSend;
       t.sideA.waitReceive = a.waitReceive;
@@ -1419,8 +1419,8 @@ class Coordinator {
     for (Test& t : tests_) {
       t.slowLatency = t.slowAB = t.slowBA = false;
       if (t.state != TestState::kOk) continue;
-      t.slowAB = bandwidthShortfall(t, t.fairAB(), ref_) > 1;
-      t.slowBA = bandwidthShortfall(t, t.fairBA(), ref_) > 1;
+      t.slowAB = bandwidthShortfall(t, t.judgedAB(), ref_) > 1;
+      t.slowBA = bandwidthShortfall(t, t.judgedBA(), ref_) > 1;
       t.slowLatency = latencyExcess(t, ref_) > 1;
     }
   }
@@ -1434,8 +1434,8 @@ class Coordinator {
       bool any = false;
       for (Test& t : tests_) {
         if (t.state != TestState::kOk || !t.slow()) continue;
-        const double bandwidth = std::max(bandwidthShortfall(t, t.fairAB(), ref_),
-                                          bandwidthShortfall(t, t.fairBA(), ref_));
+        const double bandwidth = std::max(bandwidthShortfall(t, t.judgedAB(), ref_),
+                                          bandwidthShortfall(t, t.judgedBA(), ref_));
         if ((t.slowAB || t.slowBA) && bandwidth > kRetestRange) continue;
         t.firstA = t.sideA;
         t.firstB = t.sideB;
@@ -1736,9 +1736,9 @@ class Coordinator {
     const double refBw = t.shm ? ref_.shmBandwidth : ref_.netBandwidth;
     const double refLat = t.shm ? ref_.shmLatency : ref_.netLatency;
     if (t.slowAB || t.slowBA) {
-      const bool credited = std::max(t.waitAB(), t.waitBA()) > 0;
+      const bool waited = std::max(t.waitAB(), t.waitBA()) > 0;
       why += " [even the best message" +
-             std::string(credited ? ", counting only the time its sides had a CPU," : "") +
+             std::string(waited ? ", counting only the time its sides had a CPU," : "") +
              " below " + formatFactor(o_.slowFactor) + " x " + formatMBps(refBw) + " MB/s" +
              (t.shm ? ", the median of the shared-memory paths"
                     : ", the median of the hosts' best pairs") +
@@ -1890,7 +1890,7 @@ class Coordinator {
         e["bandwidth_MBps"] = json::array({t.sideA.bandwidth / 1e6, t.sideB.bandwidth / 1e6});
         e["best_bandwidth_MBps"] =
             json::array({t.sideA.bandwidthBest / 1e6, t.sideB.bandwidthBest / 1e6});
-        e["judged_bandwidth_MBps"] = json::array({t.fairAB() / 1e6, t.fairBA() / 1e6});
+        e["judged_bandwidth_MBps"] = json::array({t.judgedAB() / 1e6, t.judgedBA() / 1e6});
         e["samples"] = {
             {"latency", t.sideA.latencyCount},
             {"bandwidth", json::array({t.sideA.bandwidthCount, t.sideB.bandwidthCount})}};
