@@ -206,10 +206,13 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(pick(s, Collective::kBcast, 8u << 20, 4), "binomial");
   EXPECT_EQ(pick(s, Collective::kScatter, 1u << 20, 4), "linear");
   EXPECT_EQ(pick(s, Collective::kBcast, 8, 4), "pmpi");
-  auto onOneNode = [&](Collective coll, std::size_t bytes, int p) {
+  auto oneNode = [](Collective coll, std::size_t bytes, int p) {
     CallShape call = shape(coll, bytes, p);
     call.shmBuffer = 128 << 10;
-    return std::string(s.select(call).algorithm->name);
+    return call;
+  };
+  auto onOneNode = [&](Collective coll, std::size_t bytes, int p) {
+    return std::string(s.select(oneNode(coll, bytes, p)).algorithm->name);
   };
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 512, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kReduce, 4096, 3), "shm");
@@ -230,10 +233,7 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 256 << 10, 4), "pmpi");
   EXPECT_EQ(onOneNode(Collective::kReduceScatterBlock, 32 << 10, 2), "shm");
   // The np 2 reduce on one node: shm, with no race against the binomial tree (2026-12-06).
-  CallShape reduce = shape(Collective::kReduce, 256 << 10, 2);
-  reduce.shmBuffer = 128 << 10;
-  reduce.nodes = 1;
-  const Selection served = s.select(reduce);
+  const Selection served = s.select(oneNode(Collective::kReduce, 256 << 10, 2));
   EXPECT_EQ(served.algorithm->name, "shm");
   EXPECT_EQ(served.rival, nullptr);
   // Without a node's shared memory (cma cannot serve), the rules before it.
