@@ -61,10 +61,17 @@ class ShmChannel {
   Status reserve() { return waitFor(kAll, round_); }
   // This rank's buffer of the next round, for a payload of `bytes`.
   unsigned char* next(std::size_t bytes) const { return place(rank_, round_ + 1, bytes); }
-  // Publishes the round, then waits for rank `from` (kAll: every rank) to publish it too.
+  // Publishes the round, then waits for rank `from` (kAll: every rank) to publish it too
+  // (rank(): publishes it only).
   Status sync(int from = kAll);
+  // Waits until rank q has published this rank's last round (after sync(rank()): only the ranks
+  // it must wait for).
+  Status await(int q) { return waitFor(q, round_); }
   // Rank q's buffer of this round, for a payload of `bytes`.
   unsigned char* peer(int q, std::size_t bytes) const { return place(q, round_, bytes); }
+
+  // Rank q's process, as its channel recorded it (every rank's is there before its first round).
+  long pid(int q) const { return arena_.control(q).pid.load(std::memory_order_relaxed); }
 
   // Whether the ranks of this channel may read each other's memory (coll/allreduce/cma.cc), as
   // they agreed at the first call that asked: the same on every rank.

@@ -69,12 +69,9 @@ bool cmaWrite(pid_t pid, std::uint64_t remote, const void* local, std::size_t by
 Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards) {
   ShmChannel& ch = *team.shm;
   if (ch.peerReads() == ShmChannel::PeerReads::kNo) return Status::kDeclined;
-  CmaCard mine{static_cast<std::int64_t>(getpid()),
-               reinterpret_cast<std::uint64_t>(args.sendbuf),
-               reinterpret_cast<std::uint64_t>(args.recvbuf),
-               {}};
-  const std::size_t headBytes = std::min<std::size_t>(args.bytes, sizeof mine.head);
-  if (headBytes > 0) std::memcpy(mine.head, args.sendbuf, headBytes);
+  CmaCard mine{static_cast<std::int64_t>(getpid()), reinterpret_cast<std::uint64_t>(args.sendbuf),
+               reinterpret_cast<std::uint64_t>(args.recvbuf), 0};
+  mine.self = reinterpret_cast<std::uint64_t>(&mine);
   OVERPASS_CHECK(ch.reserve());
   std::memcpy(ch.next(sizeof mine), &mine, sizeof mine);
   OVERPASS_CHECK(ch.sync());
@@ -83,19 +80,21 @@ Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards) {
     std::memcpy(&cards[static_cast<std::size_t>(q)], ch.peer(q, sizeof mine), sizeof mine);
   if (ch.peerReads() == ShmChannel::PeerReads::kYes) return Status::kOk;
 
-  // The channel's first call: can this rank read every peer's memory? All learn all.
+  // The channel's first call: can this rank read every peer's memory? Each reads every peer's
+  // card where the peer keeps it (it lives until the round below, which the peer waits in for this
+  // rank). All learn all.
   bool can = true;
-  unsigned char head[sizeof mine.head];
   errno = 0;
   for (int q = 0; q < ch.size() && can; ++q) {
     if (q == ch.rank()) continue;
     const CmaCard& peer = cards[static_cast<std::size_t>(q)];
-    can = cmaRead(static_cast<pid_t>(peer.pid), head, peer.in, headBytes) &&
-          std::memcmp(head, peer.head, headBytes) == 0;
+    CmaCard there{};
+    can = cmaRead(static_cast<pid_t>(peer.pid), &there, peer.self, sizeof there) &&
+          std::memcmp(&there, &peer, sizeof there) == 0;
   }
   if (!can)
     OVERPASS_DEBUG("cma: cannot read a peer's memory (%s): declined from now on",
-                   errno ? std::strerror(errno) : "not the bytes it published");
+                   errno ? std::strerror(errno) : "not the card it published");
   OVERPASS_CHECK(ch.reserve());
   *ch.next(1) = can;
   OVERPASS_CHECK(ch.sync());

@@ -5,9 +5,9 @@
 // - cmaOpen: one round of the node channel (shm/channel.h) in which each rank publishes its
 //   process id and the addresses of its send and receive buffers (a CmaCard), every rank's handed
 //   back. At the channel's first call the ranks learn whether each may read every peer's
-//   memory (the same user, the same pid namespace, no ptrace restriction: each reads the first
-//   bytes of every peer's send buffer, which must be those the peer published) and agree on it in
-//   one more round; the channel remembers it. Where any rank cannot, every rank declines, at
+//   memory (the same user, the same pid namespace, no ptrace restriction: each reads every peer's
+//   card from the peer's own memory, where it must be the card the peer published) and agree on
+//   it in one more round; the channel remembers it. Where any rank cannot, every rank declines, at
 //   every call. Writing needs the same permission as reading (the kernel checks one ptrace access
 //   mode for both).
 // - cmaReduceSlice: elements [first, last) of every rank's send buffer combined in rank order
@@ -32,13 +32,13 @@
 
 namespace overpass {
 
-// What a rank publishes in cmaOpen's round: its process, its buffers, and the first bytes of its
-// send buffer, which a peer's first read must find there (a process id seen from another pid
-// namespace names another process, or none).
+// What a rank publishes in cmaOpen's round: its process, its buffers, and where the card itself
+// lies in its memory, which a peer's first read must find there (a process id seen from another
+// pid namespace names another process, or none).
 struct CmaCard {
   std::int64_t pid;
   std::uint64_t in, out;
-  unsigned char head[8];
+  std::uint64_t self;
 };
 
 // Copies `bytes` at `remote` in process `pid` into `local` (read) or from `local` to `remote`

@@ -436,7 +436,8 @@ constexpr std::array kAlgorithms = {
               }},
     Algorithm{kAlltoallv, "shm",
               "node shared memory: every rank copies its blocks in and the ones meant for it "
-              "out, the first round also agreeing on the largest block",
+              "out, the first round also agreeing on the largest block; a block larger than a "
+              "slot read from its sender's memory",
               alltoallvShm, [](const CallShape&, const CostModel& m) { return shmCost(m, 1, 0); },
               onOneNodeWithRoomForP},
     Algorithm{kAlltoallv, "hierarchical",

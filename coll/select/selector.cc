@@ -128,10 +128,12 @@ const std::string_view kDefaultTune =
     // one node, np 2 and 4, 2026-12-04). Alltoallv, gatherv and scatterv have no size every rank
     // knows (they are selected as calls of 0 bytes), so one algorithm serves all their sizes, and
     // only the shm alltoallv at 3-4 ranks matched the MPI library at every size (np 4: 1.2-2.2x
-    // up to 4-32 KiB, 0.90-1.12x above, every count pattern; one round, the rest point to
-    // point): np 4, the
-    // linear scatterv 1.5-2.0x from 4 KiB blocks but 0.4-0.5x below 1 KiB, the shm gatherv and
-    // scatterv 0.1-0.3x below 1 KiB. Allgatherv through shm at np 3-4 (1.3-4.3x at every
+    // up to 4-32 KiB, 0.90-1.12x above, every count pattern; one round, the rest point to point;
+    // since 2026-12-06 blocks past a slot are read from the sender's memory, "Alltoallv's large
+    // blocks read from the sender"; at np 2 shm is still not chosen: 1.4-2.4x up to 4 KiB with
+    // skewed counts, but 0.89-0.97x at 64 B-4 KiB and 2 MiB with uniform ones). np 4, the linear
+    // scatterv 1.5-2.0x from 4 KiB blocks but 0.4-0.5x below 1 KiB, the shm gatherv and scatterv
+    // 0.1-0.3x below 1 KiB. Allgatherv through shm at np 3-4 (1.3-4.3x at every
     // size); at np 2 the MPI library (its single copy; shm 0.46-0.5x from 256 KiB).
     // Reduce_scatter: np 2, the ring (1.65-2.5x from 32 KiB, 0.6x below 4 KiB); np 3-4, shm
     // (1.5-3.2x). Scan and exscan: the chain, and shm from 512 B at np 3-4 (1.3-2.5x), exscan

@@ -19,6 +19,7 @@
 #include "kernels/reduce_kernels.h"
 #include "loopback_team.h"
 #include "over_nodes.h"
+#include "shm/channel.h"
 
 namespace overpass {
 namespace {
@@ -182,16 +183,24 @@ Status alltoallvChecked(const Algorithm& alg, Team& team,
   return status;
 }
 
+// The shm alltoallv reads the blocks larger than one slot from the senders' memory (pattern 2:
+// past the 1 KiB buffer's slots), or, where the ranks may not read each other's (the channel's
+// agreement set to no), sends their first slot through the round and the rest through the
+// transport: both ways.
 TEST(VectorAlgorithms, AlltoallvEachRankKnowsOnlyItsOwnCounts) {
   for (const Algorithm* alg : algorithmsOf(Collective::kAlltoallv))
-    for (int p : {1, 2, 3, 4, 5, 7})
-      for (int pattern : {0, 1, 2}) {
-        const auto counts = alltoallvCounts(p, pattern);
-        runTeam(p, [&](Team& team) {
-          EXPECT_EQ(alltoallvChecked(*alg, team, counts, alg->name.data()), Status::kOk)
-              << alg->name;
-        });
-      }
+    for (bool peerReads : {true, false}) {
+      if (!peerReads && alg->name != "shm") continue;
+      const std::string what = std::string(alg->name) + (peerReads ? "" : " without peer reads");
+      for (int p : {1, 2, 3, 4, 5, 7})
+        for (int pattern : {0, 1, 2}) {
+          const auto counts = alltoallvCounts(p, pattern);
+          runTeam(p, [&](Team& team) {
+            if (!peerReads && team.shm) team.shm->setPeerReads(ShmChannel::PeerReads::kNo);
+            EXPECT_EQ(alltoallvChecked(*alg, team, counts, what.c_str()), Status::kOk) << what;
+          });
+        }
+    }
 }
 
 // The hierarchical alltoallv over emulated nodes (equal, round-robin, unequal, nodes of one
