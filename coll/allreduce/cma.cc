@@ -1,8 +1,8 @@
 // Allreduce on the ranks of one node by reading the peers' memory itself (Linux cross-memory
 // attach, coll/phases/cma.h): no copy into shared memory and out again.
 //
-// Steps: round 1 (cmaOpen), each rank publishes its process id and the addresses of its send and
-// receive buffers. Each rank then owns one block of the vector (coll/math/blocks.h): chunk by
+// Steps: round 1 (cmaOpen), each rank publishes the addresses of its send and receive
+// buffers. Each rank then owns one block of the vector (coll/math/blocks.h): chunk by
 // chunk it reads the peers' elements of that block into bounce buffers (the last-level cache holds
 // them) and combines them in rank order, the last operand first copied into its recvbuf and the
 // others' combination reduced into it, piece by piece (cmaReduceSlice; in place at rank 0 of two,
@@ -70,7 +70,7 @@ Status allreduceCma(const CollArgs& args, Team& team) {
   for (int q = 0; q < p; ++q) {
     const CmaCard& owner = cards[static_cast<std::size_t>(q)];
     if (q == me || blocks.bytes(q) == 0) continue;
-    if (!cmaRead(static_cast<pid_t>(owner.pid), out + blocks.offset(q),
+    if (!cmaRead(static_cast<pid_t>(ch.pid(q)), out + blocks.offset(q),
                  owner.out + blocks.offset(q), blocks.bytes(q))) {
       OVERPASS_ERROR("allreduce cma: reading the peer's memory failed: %s", std::strerror(errno));
       return Status::kTransportError;

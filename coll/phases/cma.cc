@@ -1,7 +1,6 @@
 #include "coll/phases/cma.h"
 
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -69,7 +68,7 @@ bool cmaWrite(pid_t pid, std::uint64_t remote, const void* local, std::size_t by
 Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards) {
   ShmChannel& ch = *team.shm;
   if (ch.peerReads() == ShmChannel::PeerReads::kNo) return Status::kDeclined;
-  CmaCard mine{static_cast<std::int64_t>(getpid()), reinterpret_cast<std::uint64_t>(args.sendbuf),
+  CmaCard mine{reinterpret_cast<std::uint64_t>(args.sendbuf),
                reinterpret_cast<std::uint64_t>(args.recvbuf), 0};
   mine.self = reinterpret_cast<std::uint64_t>(&mine);
   OVERPASS_CHECK(ch.reserve());
@@ -89,7 +88,7 @@ Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards) {
     if (q == ch.rank()) continue;
     const CmaCard& peer = cards[static_cast<std::size_t>(q)];
     CmaCard there{};
-    can = cmaRead(static_cast<pid_t>(peer.pid), &there, peer.self, sizeof there) &&
+    can = cmaRead(static_cast<pid_t>(ch.pid(q)), &there, peer.self, sizeof there) &&
           std::memcmp(&there, &peer, sizeof there) == 0;
   }
   if (!can)
@@ -125,7 +124,7 @@ Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCar
     auto operand = [&](int q, unsigned char* into) -> const unsigned char* {
       if (q == me) return in + offset;
       const CmaCard& peer = cards[static_cast<std::size_t>(q)];
-      return cmaRead(static_cast<pid_t>(peer.pid), into, peer.in + offset, bytes) ? into : nullptr;
+      return cmaRead(static_cast<pid_t>(ch.pid(q)), into, peer.in + offset, bytes) ? into : nullptr;
     };
     const unsigned char* left = operand(0, bounce[0]);  // x0 op ... op x(q-1)
     if (!left) return failed("reading");
@@ -139,7 +138,7 @@ Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCar
         for (std::size_t done = 0; done < n; done += piece) {
           const std::size_t k = std::min(piece, n - done), from = done * e, b = k * e;
           if (q != me &&
-              !cmaRead(static_cast<pid_t>(peer.pid), home + from, peer.in + offset + from, b))
+              !cmaRead(static_cast<pid_t>(ch.pid(q)), home + from, peer.in + offset + from, b))
             return failed("reading");
           if (q == me && in != out) std::memcpy(home + from, in + offset + from, b);
           reduceLocal(left + from, home + from, k, args.type, args.op, args.user);
@@ -156,7 +155,7 @@ Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCar
       left = spare;
     }
     if (dest != me) {
-      if (!cmaWrite(static_cast<pid_t>(target.pid), target.out + offset, left, bytes))
+      if (!cmaWrite(static_cast<pid_t>(ch.pid(dest)), target.out + offset, left, bytes))
         return failed("writing");
     } else if (left != home) {  // in place, this rank's own operand first (rank 0 of two)
       if (aroundCache)

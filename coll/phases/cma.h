@@ -2,14 +2,13 @@
 // a rank reads its peers' buffers, and writes into them, itself, with no copy into shared memory
 // and out again. The cma algorithms (coll/allreduce/cma.cc, coll/reduce/cma.cc) are built of:
 //
-// - cmaOpen: one round of the node channel (shm/channel.h) in which each rank publishes its
-//   process id and the addresses of its send and receive buffers (a CmaCard), every rank's handed
-//   back. At the channel's first call the ranks learn whether each may read every peer's
-//   memory (the same user, the same pid namespace, no ptrace restriction: each reads every peer's
-//   card from the peer's own memory, where it must be the card the peer published) and agree on
-//   it in one more round; the channel remembers it. Where any rank cannot, every rank declines, at
-//   every call. Writing needs the same permission as reading (the kernel checks one ptrace access
-//   mode for both).
+// - cmaOpen: one round of the node channel (shm/channel.h) in which each rank publishes the
+//   addresses of its send and receive buffers (a CmaCard), every rank's handed back. At the
+//   channel's first call the ranks learn whether each may read every peer's memory (the same user,
+//   the same pid namespace, no ptrace restriction: each reads every peer's card from the peer's own
+//   memory, where it must be the card the peer published) and agree on it in one more round; the
+//   channel remembers it. Where any rank cannot, every rank declines, at every call. Writing needs
+//   the same permission as reading (the kernel checks one ptrace access mode for both).
 // - cmaReduceSlice: elements [first, last) of every rank's send buffer combined in rank order
 //   (x0 op x1 op ... op x(p-1): the sequence of every rank-order algorithm), chunk by chunk through
 //   two bounce buffers of up to 1 MiB, each chunk of the result written into a
@@ -32,11 +31,10 @@
 
 namespace overpass {
 
-// What a rank publishes in cmaOpen's round: its process, its buffers, and where the card itself
-// lies in its memory, which a peer's first read must find there (a process id seen from another
-// pid namespace names another process, or none).
+// What a rank publishes in cmaOpen's round: its buffers, and where the card itself lies in its
+// memory, which a peer's first read must find there. Its process is the one its channel recorded
+// (ShmChannel::pid: a process id seen from another pid namespace names another process, or none).
 struct CmaCard {
-  std::int64_t pid;
   std::uint64_t in, out;
   std::uint64_t self;
 };

@@ -2,8 +2,8 @@
 // cross-memory attach, coll/phases/cma.h): no copy into shared memory and out again, and every
 // rank works on its own block.
 //
-// Steps: round 1 (cmaOpen), each rank publishes its process id and the addresses of its send and
-// receive buffers. Each rank then owns one block of the vector (coll/math/blocks.h): chunk by
+// Steps: round 1 (cmaOpen), each rank publishes the addresses of its send and receive
+// buffers. Each rank then owns one block of the vector (coll/math/blocks.h): chunk by
 // chunk it reads the peers' elements of that block into bounce buffers (the last-level cache holds
 // them), combines them in rank order, and writes the result into the root's recvbuf
 // (process_vm_writev; the root's own block straight into it). Round 2: every block is written and
