@@ -1,10 +1,12 @@
 // Reduce_scatter_block through the node's shared memory.
 //
 // Steps, per chunk of every block (a buffer holds p chunks): one round in which every rank copies
-// its p chunks into its buffer; then rank r combines chunk r of every rank's buffer in rank order
-// straight into its recvbuf (coll/phases/shm_reduce.h).
-// Cost per round: copy in (p chunks) + reduce ((p - 1) chunks read twice). Preconditions: the
-// team shares one channel. Combines in rank order. Result: block r at rank r's recvbuf.
+// the chunks of the p - 1 blocks for the other ranks into its buffer; then rank r combines chunk
+// r of every rank's buffer in rank order straight into its recvbuf, its own operand read from its
+// send buffer (coll/phases/shm_reduce.h), as the shm allreduce's.
+// Cost per round: copy in (p - 1 chunks) + reduce ((p - 1) chunks read twice). Preconditions: the
+// team shares one channel; sendbuf and recvbuf do not overlap (the shim resolves MPI_IN_PLACE
+// into a copy). Combines in rank order. Result: block r at rank r's recvbuf.
 #include <algorithm>
 #include <cstring>
 
@@ -29,10 +31,11 @@ Status reduceScatterBlockShm(const CollArgs& args, Team& team) {
     const std::size_t n = std::min(chunk, args.count - first);
     OVERPASS_CHECK(ch.reserve());
     const std::size_t round = p * n * e;
-    for (int j = 0; j < p; ++j)
-      std::memcpy(ch.next(round) + j * n * e, in + (j * args.count + first) * e, n * e);
+    for (int j = 0; j < p; ++j)  // slot r, unread by the peers, holds partial results only
+      if (j != r) std::memcpy(ch.next(round) + j * n * e, in + (j * args.count + first) * e, n * e);
     OVERPASS_CHECK(ch.sync());
-    shmReduceSlice(args, ch, round, r * n * e, n, out + first * e);
+    shmReduceSlice(args, ch, round, r * n * e, n, out + first * e,
+                   in + (r * args.count + first) * e);
   }
   return Status::kOk;
 }

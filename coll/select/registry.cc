@@ -279,10 +279,12 @@ constexpr std::array kAlgorithms = {
                 return batches * m.alpha + (pOf(c) - 1) * c.bytes * m.beta;
               }},
     Algorithm{kAlltoall, "shm",
-              "node shared memory: every rank copies its p blocks in and its p blocks out",
+              "node shared memory: every rank copies its p - 1 blocks for the others in and "
+              "theirs for it out",
               alltoallShm,
               [](const CallShape& c, const CostModel& m) {
-                return shmCost(m, chunks(c, c.bytes * c.teamSize), 2.0 * c.bytes * c.teamSize);
+                const double others = c.bytes * (pOf(c) - 1);
+                return shmCost(m, chunks(c, others), 2.0 * others + c.bytes);
               },
               onOneNodeWithRoomForP},
     OVERPASS_DEVICE_IPC(kAlltoall,
@@ -387,11 +389,11 @@ constexpr std::array kAlgorithms = {
               },
               nullptr, true},
     Algorithm{kReduceScatterBlock, "shm",
-              "node shared memory: every rank copies its p blocks in and reduces its own block of "
-              "all in rank order",
+              "node shared memory: every rank copies its p - 1 blocks for the others in and "
+              "reduces its own block of all in rank order",
               reduceScatterBlockShm,
               [](const CallShape& c, const CostModel& m) {
-                return shmCost(m, chunks(c, c.bytes * c.teamSize), 2.0 * c.bytes * c.teamSize);
+                return shmCost(m, chunks(c, c.bytes * c.teamSize), c.bytes * (2 * pOf(c) - 1));
               },
               onOneNodeWithRoomForP, true},
     // ---- barrier ----

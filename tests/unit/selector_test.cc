@@ -236,6 +236,13 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   const Selection served = s.select(oneNode(Collective::kReduce, 256 << 10, 2));
   EXPECT_EQ(served.algorithm->name, "shm");
   EXPECT_EQ(served.rival, nullptr);
+  // The np 2 alltoall on one node races shm and the MPI library up to 128 KiB blocks (since the
+  // shm alltoall moves only the other ranks' blocks, 2026-12-06), the MPI library above.
+  const Selection raced = s.select(oneNode(Collective::kAlltoall, 64 << 10, 2));
+  EXPECT_EQ(raced.algorithm->name, "shm");
+  ASSERT_NE(raced.rival, nullptr);
+  EXPECT_EQ(raced.rival->name, "pmpi");
+  EXPECT_EQ(onOneNode(Collective::kAlltoall, 128 << 10, 2), "pmpi");
   // Without a node's shared memory (cma cannot serve), the rules before it.
   EXPECT_EQ(pick(s, Collective::kReduce, 8u << 20, 3), "binomial");
 }
