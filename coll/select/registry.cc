@@ -225,10 +225,11 @@ constexpr std::array kAlgorithms = {
               "scatters within the node (shared memory, or linear)",
               scatterHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
               [](const CallShape& c) { return c.nodes >= 2 && c.maxPerNode >= 2; }},
-    Algorithm{kScatter, "shm", "node shared memory: the root copies every block in",
+    Algorithm{kScatter, "shm", "node shared memory: the root copies the other ranks' blocks in",
               scatterShm,
               [](const CallShape& c, const CostModel& m) {
-                return shmCost(m, chunks(c, c.bytes * c.teamSize), 2.0 * c.bytes * c.teamSize);
+                const double others = c.bytes * (pOf(c) - 1);
+                return shmCost(m, chunks(c, others), 2.0 * others + c.bytes);
               },
               onOneNodeWithRoomForP},
     // ---- gather ----

@@ -243,6 +243,11 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   ASSERT_NE(raced.rival, nullptr);
   EXPECT_EQ(raced.rival->name, "pmpi");
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 128 << 10, 2), "pmpi");
+  // Since the own block stays out of the round: the np 2 reduce_scatter_block through shm at
+  // every size, the scatter up to 512 KiB blocks.
+  EXPECT_EQ(onOneNode(Collective::kReduceScatterBlock, 1 << 20, 2), "shm");
+  EXPECT_EQ(onOneNode(Collective::kScatter, 256 << 10, 2), "shm");
+  EXPECT_EQ(onOneNode(Collective::kScatter, 1 << 20, 2), "linear");
   // Without a node's shared memory (cma cannot serve), the rules before it.
   EXPECT_EQ(pick(s, Collective::kReduce, 8u << 20, 3), "binomial");
 }
