@@ -44,6 +44,9 @@ class ShmChannel {
   int rank() const { return rank_; }
   int size() const { return size_; }
   std::size_t bufferBytes() const { return bytes_; }
+  // The bytes of each of `slots` equal slots of a buffer, every one starting on a cache line
+  // (copies run on whole lines); 0 where the buffer holds fewer lines than slots.
+  std::size_t slotBytes(std::size_t slots) const { return bytes_ / slots / 64 * 64; }
   bool crowded() const { return crowded_; }
 
   static constexpr int kAll = -1;

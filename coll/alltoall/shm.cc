@@ -28,7 +28,7 @@ Status alltoallShm(const CollArgs& args, Team& team) {
   }
   ShmChannel& ch = *team.shm;
   const auto slots = static_cast<std::size_t>(p - 1);
-  const std::size_t chunk = ch.bufferBytes() / slots / 64 * 64;  // every slot on whole lines
+  const std::size_t chunk = ch.slotBytes(slots);
   for (std::size_t off = 0; off < n; off += chunk) {
     const std::size_t c = std::min(chunk, n - off);
     OVERPASS_CHECK(ch.reserve());

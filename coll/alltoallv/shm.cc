@@ -70,7 +70,7 @@ Status alltoallvShm(const CollArgs& args, Team& team) {
       return s;
   }
   const bool reads = ch.peerReads() == ShmChannel::PeerReads::kYes;
-  const std::size_t slot = ch.bufferBytes() / p / 64 * 64;  // every slot starts on a line
+  const std::size_t slot = ch.slotBytes(static_cast<std::size_t>(p));
   const std::uint64_t mine = *std::max_element(sb.bytes, sb.bytes + p);
   std::uint64_t most = 0;  // known after the round
   OVERPASS_CHECK(ch.reserve());
@@ -94,12 +94,12 @@ Status alltoallvShm(const CollArgs& args, Team& team) {
     most = std::max(most, theirs);
     const unsigned char* const from = ch.peer(q, ShmChannel::kLines) + r * slot;
     unsigned char* const to = out + rb.offset[q];
-    if (reads && rb.bytes[q] > slot) {
+    if (reads && rb.bytes[q] > slot && q == r) {
+      std::memcpy(to, in + sb.offset[r], rb.bytes[r]);  // its own: no address to read
+    } else if (reads && rb.bytes[q] > slot) {
       std::uint64_t at = 0;
       std::memcpy(&at, from, sizeof at);
-      if (q == r) {
-        std::memcpy(to, reinterpret_cast<const void*>(at), rb.bytes[q]);
-      } else if (!cmaRead(static_cast<pid_t>(ch.pid(q)), to, at, rb.bytes[q])) {
+      if (!cmaRead(static_cast<pid_t>(ch.pid(q)), to, at, rb.bytes[q])) {
         OVERPASS_ERROR("alltoallv shm: reading the peer's memory failed: %s", std::strerror(errno));
         return Status::kTransportError;
       }

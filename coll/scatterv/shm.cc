@@ -24,7 +24,7 @@ Status scattervShm(const CollArgs& args, Team& team) {
   }
   ShmChannel& ch = *team.shm;
   // A round: a header beside the stamp (the number of rounds, read in the first), p slots after.
-  const std::size_t slot = ch.bufferBytes() / p / 64 * 64;  // every slot starts on a line
+  const std::size_t slot = ch.slotBytes(static_cast<std::size_t>(p));
   std::uint64_t rounds = 0;
   if (isRoot) {
     std::size_t most = 0;

@@ -68,6 +68,11 @@ constexpr double shmCost(const CostModel& m, double rounds, double bytes) {
 constexpr double chunks(const CallShape& c, double bytes) {
   return c.shmBuffer ? std::max(1.0, bytes / static_cast<double>(c.shmBuffer)) : 1;
 }
+// A rank's p - 1 blocks for the others through the buffer, copied in and out, its own once.
+constexpr double shmOthersCost(const CallShape& c, const CostModel& m) {
+  const double others = c.bytes * (pOf(c) - 1);
+  return shmCost(m, chunks(c, others), 2.0 * others + c.bytes);
+}
 
 // allreduce rank_order_root keeps p vectors at rank 0; above this it does not serve.
 constexpr std::size_t kRankOrderRootLimit = std::size_t{64} << 20;
@@ -226,11 +231,7 @@ constexpr std::array kAlgorithms = {
               scatterHierarchical, nullptr,  // chosen by rules only, as the hierarchical allreduce
               [](const CallShape& c) { return c.nodes >= 2 && c.maxPerNode >= 2; }},
     Algorithm{kScatter, "shm", "node shared memory: the root copies the other ranks' blocks in",
-              scatterShm,
-              [](const CallShape& c, const CostModel& m) {
-                const double others = c.bytes * (pOf(c) - 1);
-                return shmCost(m, chunks(c, others), 2.0 * others + c.bytes);
-              },
+              scatterShm, shmOthersCost,
               onOneNodeWithRoomForP},
     // ---- gather ----
     OVERPASS_PMPI(kGather),
@@ -282,11 +283,7 @@ constexpr std::array kAlgorithms = {
     Algorithm{kAlltoall, "shm",
               "node shared memory: every rank copies its p - 1 blocks for the others in and "
               "theirs for it out",
-              alltoallShm,
-              [](const CallShape& c, const CostModel& m) {
-                const double others = c.bytes * (pOf(c) - 1);
-                return shmCost(m, chunks(c, others), 2.0 * others + c.bytes);
-              },
+              alltoallShm, shmOthersCost,
               onOneNodeWithRoomForP},
     OVERPASS_DEVICE_IPC(kAlltoall,
                         "device buffers on one node: each rank copies its block of every peer's "
