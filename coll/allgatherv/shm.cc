@@ -32,9 +32,11 @@ Status allgathervShm(const CollArgs& args, Team& team) {
     OVERPASS_CHECK(ch.reserve());
     if (const std::size_t c = part(r, off)) std::memcpy(ch.next(c), in + off, c);
     OVERPASS_CHECK(ch.sync());
+    // This rank's own chunk from its send buffer, not from the line it has just published
+    // (docs/PERFORMANCE.md, "The order of the polls").
     for (int q = 0; q < p; ++q)
       if (const std::size_t c = part(q, off); c && !(q == r && inPlace))
-        std::memcpy(out + b.offset[q] + off, ch.peer(q, c), c);
+        std::memcpy(out + b.offset[q] + off, q == r ? in + off : ch.peer(q, c), c);
   }
   return Status::kOk;
 }

@@ -40,10 +40,13 @@ Status gathervShm(const CollArgs& args, Team& team) {
     }
     if (!isRoot) continue;
     const BlockLayout& b = args.recvBlocks;
+    // The root's own chunk from its send buffer, not from the line it has just published
+    // (docs/PERFORMANCE.md, "The order of the polls").
     for (int q = 0; q < p; ++q) {
       unsigned char* to = out + b.offset[q] + off;
       if (b.bytes[q] > off && !(q == r && to == in + off))
-        std::memcpy(to, ch.peer(q, ShmChannel::kLines), std::min(chunk, b.bytes[q] - off));
+        std::memcpy(to, q == r ? in + off : ch.peer(q, ShmChannel::kLines),
+                    std::min(chunk, b.bytes[q] - off));
     }
   }
   return Status::kOk;

@@ -30,8 +30,12 @@ inline Status shmGather(const CollArgs& args, Team& team, int root) {
     OVERPASS_CHECK(ch.reserve());
     std::memcpy(ch.next(c), in + off, c);
     OVERPASS_CHECK(ch.sync(needsResult ? ShmChannel::kAll : r));
-    if (needsResult)
-      for (int q = 0; q < p; ++q) std::memcpy(out + q * n + off, ch.peer(q, c), c);
+    if (!needsResult) continue;
+    // This rank's own chunk from its send buffer, not from the line it has just published
+    // (docs/PERFORMANCE.md, "The order of the polls").
+    for (int q = 0; q < p; ++q)
+      if (q != r) std::memcpy(out + q * n + off, ch.peer(q, c), c);
+    if (out + r * n != in) std::memcpy(out + r * n + off, in + off, c);
   }
   return Status::kOk;
 }

@@ -67,10 +67,15 @@ Status shmReduce(const CollArgs& args, Team& team, int root) {
     unsigned char* tmp[2] = {
         static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseIncoming, args.bytes)),
         static_cast<unsigned char*>(team.scratch.get(ScratchSlot::kPhaseBlocks, args.bytes))};
-    const unsigned char* acc = ch.peer(0, args.bytes);
+    // In rank order, this rank's own vector from its send buffer, not from the line it has just
+    // published (docs/PERFORMANCE.md, "The order of the polls"); but rank 0 of two in place from
+    // the line, since a result may not overlap the first operand of reduceInto.
+    const bool ownFromSend = !(in == out && p == 2 && r == 0);
+    auto vector = [&](int q) { return q == r && ownFromSend ? in : ch.peer(q, args.bytes); };
+    const unsigned char* acc = vector(0);
     for (int q = 1; q < p; ++q) {
       unsigned char* target = q == p - 1 ? out : tmp[q % 2];
-      reduceInto(acc, ch.peer(q, args.bytes), target, args.count, args.type, args.op, args.user);
+      reduceInto(acc, vector(q), target, args.count, args.type, args.op, args.user);
       acc = target;
     }
     return Status::kOk;
