@@ -14,6 +14,10 @@ bool cudaDriverLoaded();
 DeviceMemory* cudaDeviceMemory();  // null until the application has initialised CUDA
 #endif
 
+namespace device_detail {
+std::atomic<bool> gPossible{false};
+}  // namespace device_detail
+
 namespace {
 std::atomic<bool> gSimulated{false};
 
@@ -41,20 +45,22 @@ DeviceMemory& hostMemory() {
 }
 
 bool deviceMemoryPossible() {
-#ifdef OVERPASS_HAVE_CUDA
-  if (cudaDriverLoaded()) return true;
-#endif
-  return gSimulated.load(std::memory_order_relaxed);
+  return device_detail::gPossible.load(std::memory_order_relaxed);
 }
 
 void initDeviceMemory(bool simulated) {
   gSimulated.store(simulated, std::memory_order_relaxed);
+  bool possible = simulated;
 #ifdef OVERPASS_HAVE_CUDA
-  if (!simulated) loadCudaDriver();
+  if (!simulated) {
+    loadCudaDriver();
+    possible = cudaDriverLoaded();
+  }
 #endif
+  device_detail::gPossible.store(possible, std::memory_order_relaxed);
 }
 
-DeviceMemory* deviceMemory() {
+DeviceMemory* device_detail::currentBackend() {
   if (gSimulated.load(std::memory_order_relaxed)) return &simulatedDeviceMemory();
 #ifdef OVERPASS_HAVE_CUDA
   return cudaDeviceMemory();

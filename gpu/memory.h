@@ -8,6 +8,7 @@
 // device is enabled (gpu/sim_device.h).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -157,9 +158,18 @@ bool deviceMemoryPossible();
 // loaded if the machine has one, not initialised (the application does that, Overpass follows).
 void initDeviceMemory(bool simulated);
 
+namespace device_detail {
+// deviceMemoryPossible(), set by initDeviceMemory: read at every intercepted call.
+extern std::atomic<bool> gPossible;
+DeviceMemory* currentBackend();
+}  // namespace device_detail
+
 // The backend that owns device memory in this process now, or null: every buffer is host memory.
 // Without a driver, one load per call; with one, until the application initialises CUDA, one
 // driver query per call.
-DeviceMemory* deviceMemory();
+inline DeviceMemory* deviceMemory() {
+  return device_detail::gPossible.load(std::memory_order_relaxed) ? device_detail::currentBackend()
+                                                                  : nullptr;
+}
 
 }  // namespace overpass

@@ -113,35 +113,6 @@ int runAlgorithm(CommState& state, const Algorithm& algorithm, const CollArgs& a
 
 }  // namespace
 
-Call Call::reduction(Collective coll, const void* sendbuf, void* recvbuf, int count,
-                     MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-  Call c;
-  c.coll = coll;
-  c.comm = comm;
-  c.sendbuf = sendbuf;
-  c.recvbuf = recvbuf;
-  c.sendcount = c.recvcount = count;
-  c.sendtype = c.recvtype = type;
-  c.op = op;
-  c.root = root;
-  return c;
-}
-
-Call Call::blocks(Collective coll, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  Call c;
-  c.coll = coll;
-  c.comm = comm;
-  c.sendbuf = sendbuf;
-  c.sendcount = sendcount;
-  c.sendtype = sendtype;
-  c.recvbuf = recvbuf;
-  c.recvcount = recvcount;
-  c.recvtype = recvtype;
-  c.root = root;
-  return c;
-}
-
 bool Call::valid() const {
   switch (coll) {
     case kAllreduce:

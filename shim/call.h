@@ -142,4 +142,35 @@ struct Call {
   Call chunk(const void* in, void* out, std::size_t count) const;
 };
 
+// The constructors, inline: each intercepted call builds its description in place.
+inline Call Call::reduction(Collective coll, const void* sendbuf, void* recvbuf, int count,
+                            MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  Call c;
+  c.coll = coll;
+  c.comm = comm;
+  c.sendbuf = sendbuf;
+  c.recvbuf = recvbuf;
+  c.sendcount = c.recvcount = count;
+  c.sendtype = c.recvtype = type;
+  c.op = op;
+  c.root = root;
+  return c;
+}
+
+inline Call Call::blocks(Collective coll, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm) {
+  Call c;
+  c.coll = coll;
+  c.comm = comm;
+  c.sendbuf = sendbuf;
+  c.sendcount = sendcount;
+  c.sendtype = sendtype;
+  c.recvbuf = recvbuf;
+  c.recvcount = recvcount;
+  c.recvtype = recvtype;
+  c.root = root;
+  return c;
+}
+
 }  // namespace overpass::shim

@@ -550,7 +550,8 @@ struct Repeat {
   Race* race = nullptr;                  // the race that chose it, if any (the engine's)
   // A vector collective's significant arrays, one after the other (this thread's tRepeatArrays).
   const std::vector<int>* arrays = nullptr;
-  CallShape shape;  // for the statistics
+  CoreReading* cores = nullptr;  // the readings of a pair's cores (pairChannel), if any
+  CallShape shape;               // for the statistics
   // check()'s translation of the reduction (never a program's own operation).
   DataType redType = DataType::kByte;
   ReduceOp redOp = ReduceOp::kSum;
@@ -610,6 +611,7 @@ void remember(const Call& call, CommState& state, const Algorithm& algorithm, Ra
       if (given) kept.insert(kept.end(), given, given + call.size);
     arrays = &kept;
   }
+  ShmChannel* pair = pairChannel(*state.engine);
   tRepeats[c] = {.state = &state,
                  .epoch = commStateEpoch(),
                  .comm = call.comm,
@@ -626,6 +628,7 @@ void remember(const Call& call, CommState& state, const Algorithm& algorithm, Ra
                  .algorithm = &algorithm,
                  .race = race,
                  .arrays = arrays,
+                 .cores = pair ? &pair->cores() : nullptr,
                  .shape = shape,
                  .redType = call.red.type,
                  .redOp = call.red.op,
@@ -635,29 +638,25 @@ void remember(const Call& call, CommState& state, const Algorithm& algorithm, Ra
 // `call` run as the one it repeats was decided, or nothing where it repeats none.
 std::optional<int> runRepeated(Call& call) {
   const Repeat& r = tRepeats[static_cast<std::size_t>(call.coll)];
-  const Runtime& rt = runtime();
   // The same communicator, not freed since (its handle may have come back for another), before
   // its rank and size are taken to read the call's arrays.
   if (call.request || !r.state || r.comm != call.comm || r.epoch != commStateEpoch())
     return std::nullopt;
+  const Runtime& rt = runtime();
   call.rank = r.rank;  // as check() sets them
   call.size = r.size;
   if (!r.repeatedBy(call) || rt.phase.load(std::memory_order_acquire) != Phase::kActive ||
       ReentryGuard::active() || r.state->outstanding.load(std::memory_order_acquire) > 0)
     return std::nullopt;
-  Memory memory;
-  if (DeviceMemory* device = deviceMemory()) {
-    memory = classify(call, *device);
-    if (memory.any()) return std::nullopt;
-  }
+  if (DeviceMemory* device = deviceMemory(); device && classify(call, *device).any())
+    return std::nullopt;
   CommState& state = *r.state;
   // A race's trials and decision take the whole path; so does a call that reads the cores'
   // distance (paceCores), the others are counted.
   if (r.race && !r.race->settled()) return std::nullopt;
-  if (ShmChannel* pair = pairChannel(*state.engine)) {
-    CoreReading& reading = pair->cores();
-    if (reading.due(pair->size())) return std::nullopt;
-    ++reading.calls;
+  if (r.cores) {
+    if (r.cores->due(r.size)) return std::nullopt;
+    ++r.cores->calls;
   }
   const bool timed = rt.config.statsMode != StatsMode::kOff;
   const auto start =
@@ -665,25 +664,26 @@ std::optional<int> runRepeated(Call& call) {
   WatchedCall watch(static_cast<int>(call.coll), call.comm);
   ++state.calls;
   identify(watch, state, call.comm);
-  call.red.type = r.redType;
-  call.red.op = r.redOp;
-  call.red.elementBytes = r.redElementBytes;
   std::optional<FallbackReason> reason;
-  if (r.algorithm->isPmpi()) reason = FallbackReason::kSelected;
+  if (r.algorithm->isPmpi()) {
+    reason = FallbackReason::kSelected;
+  } else {
+    call.red.type = r.redType;
+    call.red.op = r.redOp;
+    call.red.elementBytes = r.redElementBytes;
+  }
   const int rc = runHere(&state, call, r.algorithm, &reason);
   if (r.race) r.race->done(0);
-  if (timed) record(call, &r.shape, r.algorithm, reason, memory, start);
+  if (timed) record(call, &r.shape, r.algorithm, reason, Memory{}, start);
   return rc;
 }
 
-int dispatchUnguarded(Call& call) {
-  if (const std::optional<int> rc = runRepeated(call)) return *rc;
+// The whole path, `reason` being globalFallback's: for a call that repeats none or may not take
+// the short one (runRepeated). Out of line, so that a repeated call does not set up its frame.
+__attribute__((noinline)) int dispatchUnguarded(Call& call, std::optional<FallbackReason> reason) {
   const Collective coll = call.coll;
   const MPI_Comm comm = call.comm;
   Runtime& rt = runtime();
-  std::optional<FallbackReason> reason = globalFallback(coll);
-  if (reason && (*reason == FallbackReason::kNotInitialized || *reason == FallbackReason::kReentry))
-    return call.pmpi();  // nothing to record: statistics need a running Overpass
   WatchedCall watch(static_cast<int>(coll), comm);  // OVERPASS_TIMEOUT, whichever path runs
   if (!reason && (comm == MPI_COMM_NULL || !call.valid()))
     reason = FallbackReason::kInvalidArgument;
@@ -807,7 +807,15 @@ int dispatchUnguarded(Call& call) {
 
 int dispatch(Call& call) {
   try {
-    return dispatchUnguarded(call);
+    if (const std::optional<int> rc = runRepeated(call)) return *rc;
+    std::optional<FallbackReason> reason = globalFallback(call.coll);
+    if (reason == FallbackReason::kNotInitialized || reason == FallbackReason::kReentry)
+      return call.pmpi();  // nothing to record: statistics need a running Overpass
+    // OVERPASS_DISABLE without statistics: the MPI library's call at once, the whole path would
+    // only compute what nothing reads.
+    if (reason == FallbackReason::kDisabled && runtime().config.statsMode == StatsMode::kOff)
+      return runHere(nullptr, call, nullptr, &reason);
+    return dispatchUnguarded(call, reason);
   } catch (const std::bad_alloc&) {
     OVERPASS_ERROR("%s: out of memory", collectiveName(call.coll).data());
     return raiseError(call.comm, MPI_ERR_NO_MEM);

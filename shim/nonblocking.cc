@@ -69,8 +69,7 @@ struct Engine {
   bool stopping = false;
   // The communicators with operations queued (CommState::pending), each once.
   std::vector<CommState*> active;
-  std::vector<Operation*> done;  // advanceLocked's, kept for its capacity
-  std::atomic<int> outstanding{0};
+  std::vector<Operation*> done;        // advanceLocked's, kept for its capacity
   std::atomic<unsigned> fruitless{0};  // progress rounds in a row in which nothing moved
   OpalRegister unregister = nullptr;
   void (*libraryProgress)() = nullptr;  // opal_progress
@@ -87,6 +86,11 @@ Engine& engine() {
   static Engine* e = new Engine();  // never destroyed: callbacks may run during exit
   return *e;
 }
+
+// The operations started and not yet completed, in every communicator: the engine's, outside it
+// (constant-initialised), so that the MPI library's progress loop, which calls progressCallback at
+// every turn, finds nothing to do in one load.
+constinit std::atomic<int> gOutstanding{0};
 
 // ---- The generalized request's callbacks (MPI_Grequest_start).
 
@@ -202,7 +206,7 @@ int advanceLocked(Engine& e) {
     state.outstanding.fetch_sub(finished, std::memory_order_release);  // its last use
   }
   for (Operation* op : done) {
-    e.outstanding.fetch_sub(1, std::memory_order_release);
+    gOutstanding.fetch_sub(1, std::memory_order_release);
     op->complete.store(true, std::memory_order_release);
     PMPI_Grequest_complete(op->request);
     op->release();
@@ -221,13 +225,13 @@ bool advanceRound(int* completed = nullptr) {
   return n > 0 || progressEvents() != before;
 }
 
-// The MPI library's progress loop calls this at every turn (inside MPI_Wait, MPI_Test, MPI_Recv,
-// ...): where ranks outnumber cores, rounds in which nothing moves give the core away after a
-// while, for the peer that may need it (elsewhere never: shm/channel.h says why).
-int progressCallback() {
-  Engine& e = engine();
+// progressCallback with operations outstanding: where ranks outnumber cores, rounds in which
+// nothing moves give the core away after a while, for the peer that may need it (elsewhere never:
+// shm/channel.h says why).
+__attribute__((noinline)) int progressOutstanding() {
   // Inside a fiber (its own MPI calls), the engine runs already: nothing to count either.
-  if (e.outstanding.load(std::memory_order_acquire) == 0 || Fiber::inside()) return 0;
+  if (Fiber::inside()) return 0;
+  Engine& e = engine();
   int completed = 0;
   if (advanceRound(&completed)) {
     e.fruitless.store(0, std::memory_order_relaxed);
@@ -236,6 +240,12 @@ int progressCallback() {
     sched_yield();
   }
   return completed;
+}
+
+// The MPI library's progress loop calls this at every turn (inside MPI_Wait, MPI_Test, MPI_Recv,
+// ...), mostly with nothing outstanding: one load and a return then.
+int progressCallback() {
+  return gOutstanding.load(std::memory_order_acquire) == 0 ? 0 : progressOutstanding();
 }
 
 // The progress thread: while operations are outstanding it advances them, pausing after rounds
@@ -250,10 +260,10 @@ void progressThread() {
   Engine& e = engine();
   auto pause = std::chrono::microseconds(0);
   for (;;) {
-    if (e.outstanding.load(std::memory_order_acquire) == 0) {
+    if (gOutstanding.load(std::memory_order_acquire) == 0) {
       std::unique_lock sleep(e.sleepLock);
       e.wake.wait(sleep,
-                  [&] { return e.stopping || e.outstanding.load(std::memory_order_acquire) > 0; });
+                  [&] { return e.stopping || gOutstanding.load(std::memory_order_acquire) > 0; });
       if (e.stopping) return;
       pause = std::chrono::microseconds(0);
     }
@@ -375,7 +385,7 @@ void startNonblockingEngine(bool thread, bool oversubscribed) {
 void stopNonblockingEngine() {
   Engine& e = engine();
   if (!e.hooked) return;
-  waitUntil([&] { return e.outstanding.load(std::memory_order_acquire) == 0; });
+  waitUntil([&] { return gOutstanding.load(std::memory_order_acquire) == 0; });
   if (e.thread.joinable()) {
     {
       std::lock_guard sleep(e.sleepLock);
@@ -418,7 +428,7 @@ int startOperation(CommState& state, const Call& call, std::function<int()> body
     if (state.pending.empty()) e.active.push_back(&state);
     state.pending.push_back(op);
     ++state.outstanding;
-    e.outstanding.fetch_add(1, std::memory_order_release);
+    gOutstanding.fetch_add(1, std::memory_order_release);
     // Started at once (where it is the communicator's first), together with whatever else can
     // move: delaying a start until a later call could deadlock a legal program.
     advanceLocked(e);
@@ -485,8 +495,8 @@ void drain(CommState& state) {
 }
 
 int progressOperations() {
+  if (gOutstanding.load(std::memory_order_acquire) == 0 || Fiber::inside()) return 0;
   Engine& e = engine();
-  if (e.outstanding.load(std::memory_order_acquire) == 0 || Fiber::inside()) return 0;
   std::unique_lock lock(e.lock, std::try_to_lock);
   if (!lock) return 0;
   return advanceLocked(e);
