@@ -58,18 +58,18 @@ const std::string_view kDefaultTune =
     // barrier (np 4): reduce below 512 B too (16-256 B 0.85-1.18x Open MPI against the binomial
     // tree's 0.75-0.80x); bcast from 64 KiB and reduce from 1 MiB by the binomial tree (bcast 1-64
     // MiB 1.24-4.4x against shm's 0.94-2.3x, reduce 1-16 MiB 1.38-1.54x against 0.63-1.25x). Tiny
-    // rooted collectives go to the MPI library (gather and scatter at np 2 too): its root returns
-    // without waiting for anyone (np 4, 8 B bcast: 0.3 us; np 2, 64 B gather: 0.2 us against 0.7
-    // through shm), where every shared-memory round waits for the last rank's previous round.
-    // Since the payloads sit on whole cache lines (two paired runs, np 4, the slow state; sizes
-    // in blocks): bcast at every size from 512 B (64 KiB 6.3-6.9x, 256 KiB 1.7-2.0x against the
-    // MPI library's 0.98x; 1-16 MiB 2.3-2.9x against the binomial tree's 1.2-1.4x), gather from
-    // 1 KiB blocks but the linear gather of 512 KiB-2 MiB blocks (16 KiB 1.8-2.0x against the
-    // linear gather's 1.2x, 64 KiB 1.2-1.5x against the MPI library's 0.99x, 256 KiB 1.5-1.7x
-    // against 1.4x, 1 MiB 1.07x against 1.1-1.2x, 4 MiB 1.8x against 0.9-1.0x), scatter up to
-    // 128 KiB blocks (64 KiB 1.25x against 0.95x; 256 KiB 0.6x against 1.0x), alltoall up to
-    // 128 KiB blocks (16 KiB 2.0-2.2x, 64 KiB 1.1x against the MPI library's 0.98-1.0x; 256 KiB
-    // 0.6x).
+    // rooted collectives go to the MPI library (gather and scatter at np 2 too; on one node only
+    // while it sends them inline, below): its root returns without waiting for anyone (np 4, 8 B
+    // bcast: 0.3 us; np 2, 64 B gather: 0.2 us against 0.7 through shm), where every shared-memory
+    // round waits for the last rank's previous round. Since the payloads sit on whole cache lines
+    // (two paired runs, np 4, the slow state; sizes in blocks): bcast at every size from 512 B (64
+    // KiB 6.3-6.9x, 256 KiB 1.7-2.0x against the MPI library's 0.98x; 1-16 MiB 2.3-2.9x against the
+    // binomial tree's 1.2-1.4x), gather from 1 KiB blocks but the linear gather of 512 KiB-2 MiB
+    // blocks (16 KiB 1.8-2.0x against the linear gather's 1.2x, 64 KiB 1.2-1.5x against the MPI
+    // library's 0.99x, 256 KiB 1.5-1.7x against 1.4x, 1 MiB 1.07x against 1.1-1.2x, 4 MiB 1.8x
+    // against 0.9-1.0x), scatter up to 128 KiB blocks (64 KiB 1.25x against 0.95x; 256 KiB 0.6x
+    // against 1.0x), alltoall up to 128 KiB blocks (16 KiB 2.0-2.2x, 64 KiB 1.1x against the MPI
+    // library's 0.98-1.0x; 256 KiB 0.6x).
     "#allreduce:np=3-5:@shm#allgather:np=3-5:@shm#reduce_scatter_block:np=3-5:@shm"
     "#barrier:np=3-5:@shm"
     "#bcast:0-512:np=3-5:@pmpi#bcast:512-inf:np=3-5:@shm"
@@ -114,6 +114,21 @@ const std::string_view kDefaultTune =
     // 0.89-1.25x). Allreduce stays with shm: cma was 0.93-1.46x at 1-64 MiB in the slow state,
     // shm 0.84-1.47x there and 1.23-1.82x in the fast rows.
     "#reduce:1M-inf:np=3-5:nodes=1:@cma"
+    // Where the MPI library's tiny rooted calls stop being quick (docs/PERFORMANCE.md, "Rooted
+    // calls past the inline send"): its shared-memory transport sends a message of up to 256 B
+    // inline (btl_vader_max_inline_send) and the sender returns at once; a larger one costs about
+    // 1 us at np 2 and 12 us at np 3-4. Its bcast sends the whole message, its gather and scatter
+    // one block per message at 2-3 ranks and up to two through their binomial trees at 4 (coll
+    // tuned's fixed decision), so the cut lies above 256 B (bcast at np 3-4; gather and scatter
+    // blocks at np 2-3) and 128 B (gather and scatter blocks at np 4). Below it the MPI library
+    // keeps them (back to back it is 2-20x shm there); above it, up to the cuts of the rules
+    // before, shm (paired runs, slow state; np 2, 260-512 B blocks: 1.4-2.0x after a barrier,
+    // 2.8-3.9x back to back, against 0.97-0.99x handed back; np 4, 192-256 B: gather 1.2-1.4x
+    // both ways, scatter 21-22x / 1.8-1.9x; np 3, 512 B: 2.0-3.7x back to back; bcast of 320 B at
+    // np 3-4: 2.0-30x after a barrier, 2.0x back to back).
+    "#gather:257-1K:np=2-4:@shm#gather:129-1K:np=4:@shm"
+    "#scatter:257-1K:np=2-4:@shm#scatter:129-1K:np=4:@shm"
+    "#bcast:257-512:np=3-5:@shm"
     // Races (coll/select/race.h): where the faster of two changed with the state of the machine
     // between runs, beyond any reading of it (docs/PERFORMANCE.md, "Races"), both are timed on the
     // program's calls and the faster kept. np 2, allgather and alltoall of 4-16 KiB blocks, shm

@@ -134,7 +134,8 @@ TEST(Tune, FormatsSizesAsTheGrammarWritesThem) {
 
 // The built-in rules hand a call to the MPI library only where it was measured faster, or where
 // no algorithm of Overpass's was faster (on one node): tiny bcast at 3-4 ranks, gather and
-// scatter at 2-4 (their root returns without waiting); at 2 ranks gather from 16 KiB blocks,
+// scatter at 2-4 (their root returns without waiting; on one node only while the MPI library
+// sends their messages inline, below); at 2 ranks gather from 16 KiB blocks,
 // scatter of 8-64 KiB blocks, alltoall from 8 KiB blocks, allgather from 16 KiB blocks and bcast
 // from 16 KiB; at 3-4 alltoall from 16 KiB blocks, allgather from 4 MiB blocks, gather of
 // 64-256 KiB blocks and bcast of 64 KiB-1 MiB; alltoallv, gatherv and scatterv at 2-4 (no size
@@ -248,6 +249,24 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kReduceScatterBlock, 1 << 20, 2), "shm");
   EXPECT_EQ(onOneNode(Collective::kScatter, 256 << 10, 2), "shm");
   EXPECT_EQ(onOneNode(Collective::kScatter, 1 << 20, 2), "linear");
+  // Tiny bcast, gather and scatter stay with the MPI library while its messages go inline (up to
+  // 256 B: the message of a bcast; one block of a gather or scatter at np 2-3, two through its
+  // trees at np 4), shm above.
+  for (Collective coll : {Collective::kGather, Collective::kScatter}) {
+    EXPECT_EQ(onOneNode(coll, 256, 2), "pmpi");
+    EXPECT_EQ(onOneNode(coll, 260, 2), "shm");
+    EXPECT_EQ(onOneNode(coll, 256, 3), "pmpi");
+    EXPECT_EQ(onOneNode(coll, 512, 3), "shm");
+    EXPECT_EQ(onOneNode(coll, 128, 4), "pmpi");
+    EXPECT_EQ(onOneNode(coll, 192, 4), "shm");
+    EXPECT_EQ(onOneNode(coll, 1024, 4), "shm");
+    EXPECT_EQ(pick(s, coll, 512, 4), "pmpi");  // not on one node: as before
+  }
+  EXPECT_EQ(onOneNode(Collective::kBcast, 256, 4), "pmpi");
+  EXPECT_EQ(onOneNode(Collective::kBcast, 320, 3), "shm");
+  EXPECT_EQ(onOneNode(Collective::kBcast, 320, 4), "shm");
+  EXPECT_EQ(onOneNode(Collective::kBcast, 320, 2), "shm");
+  EXPECT_EQ(pick(s, Collective::kBcast, 320, 4), "pmpi");
   // Without a node's shared memory (cma cannot serve), the rules before it.
   EXPECT_EQ(pick(s, Collective::kReduce, 8u << 20, 3), "binomial");
 }
