@@ -93,6 +93,14 @@ Status allgathervShm(const CollArgs& args, Team& team);
 Status alltoallvShm(const CollArgs& args, Team& team);
 Status gathervShm(const CollArgs& args, Team& team);
 Status scattervShm(const CollArgs& args, Team& team);
+// Through posts of the node's channel (shm/channel.h): small messages, no round. They serve a
+// team whose channel has post boxes, each message in one post.
+inline bool fitsPosts(const CollArgs& args, const Team& team) {
+  return team.shm && team.shm->posts() && args.bytes <= ShmChannel::kPostBytes;
+}
+Status bcastPost(const CollArgs& args, Team& team);
+Status gatherPost(const CollArgs& args, Team& team);
+Status scatterPost(const CollArgs& args, Team& team);
 Status reduceScatterShm(const CollArgs& args, Team& team);
 Status scanShm(const CollArgs& args, Team& team);
 Status exscanShm(const CollArgs& args, Team& team);

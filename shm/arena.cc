@@ -38,11 +38,39 @@ std::size_t slotStride(std::size_t bufferBytes) {
   return roundUp(ShmArena::kStampLine + bufferBytes, 4096);
 }
 
+std::size_t buffersOffset(int ranks) {
+  return roundUp(controlOffset() + ranks * ShmArena::kLine, 4096);
+}
+
+// One post box: its slots, then the line of the receiver's count.
+constexpr std::size_t kBoxBytes = ShmArena::kPostSlots * ShmArena::kPostSlotBytes + ShmArena::kLine;
+static_assert(ShmArena::kPostSlotBytes >= 8 + ShmArena::kPostBytes &&
+              ShmArena::kPostSlotBytes % ShmArena::kStampLine == 0);
+
+std::size_t postsOffset(int ranks, std::size_t bufferBytes) {
+  return buffersOffset(ranks) + static_cast<std::size_t>(ranks) * 2 * slotStride(bufferBytes);
+}
+
+std::size_t postsBytes(int ranks) {
+  return ranks <= ShmArena::kPostRanks ? static_cast<std::size_t>(ranks) * ranks * kBoxBytes : 0;
+}
+
 }  // namespace
 
 std::size_t ShmArena::layoutBytes(int ranks, std::size_t bufferBytes) {
-  const std::size_t buffers = roundUp(controlOffset() + ranks * kLine, 4096);
-  return buffers + static_cast<std::size_t>(ranks) * 2 * slotStride(bufferBytes);
+  return postsOffset(ranks, bufferBytes) + postsBytes(ranks);
+}
+
+void ShmArena::initAtomics(int ranks) {
+  for (int r = 0; r < ranks; ++r)
+    for (int which : {0, 1}) new (&stamp(r, which)) std::atomic<std::uint64_t>(0);
+  if (!hasPosts()) return;
+  for (int from = 0; from < ranks; ++from)
+    for (int to = 0; to < ranks; ++to) {
+      for (std::size_t slot = 0; slot < kPostSlots; ++slot)
+        new (&postStamp(from, to, slot)) std::atomic<std::uint64_t>(0);
+      new (&postsTaken(from, to)) std::atomic<std::uint64_t>(0);
+    }
 }
 
 ShmArena::~ShmArena() {
@@ -78,8 +106,8 @@ std::unique_ptr<ShmArena> ShmArena::create(const std::string& name, int ranks,
   for (int r = 0; r < ranks; ++r) {
     Control* c = new (static_cast<unsigned char*>(base) + controlOffset() + r * kLine) Control;
     c->pid.store(0, std::memory_order_relaxed);
-    for (int which : {0, 1}) new (&arena->stamp(r, which)) std::atomic<std::uint64_t>(0);
   }
+  arena->initAtomics(ranks);
   std::atomic_thread_fence(std::memory_order_release);
   return arena;
 }
@@ -118,10 +146,9 @@ std::unique_ptr<ShmArena> ShmArena::anonymous(int ranks, std::size_t bufferBytes
   if (base == MAP_FAILED) throw std::bad_alloc();
   new (base) Header{kMagic, static_cast<std::uint64_t>(ranks), bufferBytes, bytes};
   std::unique_ptr<ShmArena> arena(new ShmArena(base, bytes));
-  for (int r = 0; r < ranks; ++r) {
+  for (int r = 0; r < ranks; ++r)
     new (static_cast<unsigned char*>(base) + controlOffset() + r * kLine) Control{{0}};
-    for (int which : {0, 1}) new (&arena->stamp(r, which)) std::atomic<std::uint64_t>(0);
-  }
+  arena->initAtomics(ranks);
   return arena;
 }
 
@@ -142,9 +169,23 @@ ShmArena::Control& ShmArena::control(int rank) const {
 }
 
 std::atomic<std::uint64_t>& ShmArena::stamp(int rank, int which) const {
-  const std::size_t start = roundUp(controlOffset() + ranks() * kLine, 4096);
   return *reinterpret_cast<std::atomic<std::uint64_t>*>(
-      base_ + start + (static_cast<std::size_t>(rank) * 2 + which) * slotStride(bufferBytes()));
+      base_ + buffersOffset(ranks()) +
+      (static_cast<std::size_t>(rank) * 2 + which) * slotStride(bufferBytes()));
+}
+
+unsigned char* ShmArena::box(int from, int to) const {
+  return base_ + postsOffset(ranks(), bufferBytes()) +
+         (static_cast<std::size_t>(from) * ranks() + to) * kBoxBytes;
+}
+
+std::atomic<std::uint64_t>& ShmArena::postStamp(int from, int to, std::size_t slot) const {
+  return *reinterpret_cast<std::atomic<std::uint64_t>*>(box(from, to) + slot * kPostSlotBytes);
+}
+
+std::atomic<std::uint64_t>& ShmArena::postsTaken(int from, int to) const {
+  return *reinterpret_cast<std::atomic<std::uint64_t>*>(box(from, to) +
+                                                        kPostSlots * kPostSlotBytes);
 }
 
 unsigned char* ShmArena::beside(int rank, int which) const {

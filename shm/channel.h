@@ -11,6 +11,14 @@
 // rank may also write into the part of a peer's buffer that only it reads (the reduce-scatter
 // of the shm allreduce) before its next sync().
 //
+// Posts, outside the rounds (teams of up to ShmArena::kPostRanks ranks): post(q) puts up to
+// kPostBytes into the next slot of this rank's box for rank q, and returns; take(p) waits for the
+// next post of rank p in this rank's box from it and copies it out. Each box is a queue of
+// ShmArena::kPostSlots slots taken in the order posted, so a sender waits only where the receiver
+// has not yet taken its post kPostSlots before: a root posting a small message moves on as the
+// MPI library's does after an inline send (coll/gather/post.cc). The posts of every pair follow
+// the order of the collectives, which every rank calls in the same order.
+//
 // Waiting polls the peers' stamps. Where ranks outnumber cores, a waiting rank gives its core
 // away after every poll (the rank it waits for may need it); elsewhere it never does, as the MPI
 // library's own waits: under other processes' load a yield hands the core to them for a whole
@@ -73,6 +81,12 @@ class ShmChannel {
   // Rank q's buffer of this round, for a payload of `bytes`.
   unsigned char* peer(int q, std::size_t bytes) const { return place(q, round_, bytes); }
 
+  // Posts (above): whether this team has boxes, and the most one post holds.
+  static constexpr std::size_t kPostBytes = ShmArena::kPostBytes;
+  bool posts() const { return arena_.hasPosts(); }
+  Status post(int to, const void* data, std::size_t bytes);
+  Status take(int from, void* out, std::size_t bytes);
+
   // Rank q's process, as its channel recorded it (every rank's is there before its first round).
   long pid(int q) const { return arena_.control(q).pid.load(std::memory_order_relaxed); }
 
@@ -105,6 +119,9 @@ class ShmChannel {
   int rank_, size_;
   std::size_t bytes_;
   std::uint64_t round_ = 0;
+  // Per peer: posts made to it, posts taken from it, and its count of this rank's posts taken as
+  // last read.
+  std::vector<std::uint64_t> posted_, taken_, seenTaken_;
   bool crowded_;
   PeerReads peerReads_ = PeerReads::kUnknown;
   CoreReading cores_;

@@ -60,6 +60,10 @@ constexpr bool onOneNodeWithRoomForP(const CallShape& c) {
 constexpr bool onOneNodeWithRoomForACard(const CallShape& c) {
   return c.shmBuffer >= 64;
 }
+// The post algorithms: a channel with post boxes, and each message in one post.
+constexpr bool onOneNodeInPosts(const CallShape& c) {
+  return c.shmBuffer > 0 && c.teamSize <= ShmArena::kPostRanks && c.bytes <= ShmArena::kPostBytes;
+}
 // Shared-memory cost: a round (flag write, p flag reads) is far cheaper than a message; the
 // bytes are copies (and reductions) in memory. `rounds` and `bytes` per call.
 constexpr double shmCost(const CostModel& m, double rounds, double bytes) {
@@ -209,6 +213,10 @@ constexpr std::array kAlgorithms = {
                 return shmCost(m, chunks(c, c.bytes), 2.0 * c.bytes);
               },
               onOneNode},
+    Algorithm{kBcast, "post",
+              "node shared memory, no round: the root posts the message to every rank's queue",
+              bcastPost, nullptr,  // chosen by rules only: measured where it was faster
+              onOneNodeInPosts},
     OVERPASS_DEVICE_IPC(kBcast,
                         "device buffers on one node: every rank copies the root's buffer (IPC)"),
     // ---- scatter ----
@@ -233,6 +241,10 @@ constexpr std::array kAlgorithms = {
     Algorithm{kScatter, "shm", "node shared memory: the root copies the other ranks' blocks in",
               scatterShm, shmOthersCost,
               onOneNodeWithRoomForP},
+    Algorithm{kScatter, "post",
+              "node shared memory, no round: the root posts each rank its block to its queue",
+              scatterPost, nullptr,  // chosen by rules only: measured where it was faster
+              onOneNodeInPosts},
     // ---- gather ----
     OVERPASS_PMPI(kGather),
     Algorithm{kGather, "linear", "every rank sends its block to the root", gatherLinear,
@@ -258,6 +270,10 @@ constexpr std::array kAlgorithms = {
                 return shmCost(m, chunks(c, c.bytes), 2.0 * c.bytes * c.teamSize);
               },
               onOneNode},
+    Algorithm{kGather, "post",
+              "node shared memory, no round: every rank posts its block to the root's queue",
+              gatherPost, nullptr,  // chosen by rules only: measured where it was faster
+              onOneNodeInPosts},
     // ---- alltoall ----
     OVERPASS_PMPI(kAlltoall),
     Algorithm{kAlltoall, "pairwise", "p-1 exchange steps, step s pairs rank r with r+s and r-s",

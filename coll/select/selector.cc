@@ -129,6 +129,18 @@ const std::string_view kDefaultTune =
     "#gather:257-1K:np=2-4:@shm#gather:129-1K:np=4:@shm"
     "#scatter:257-1K:np=2-4:@shm#scatter:129-1K:np=4:@shm"
     "#bcast:257-512:np=3-5:@shm"
+    // Below the cut, the post algorithms (coll/*/post.cc: no round, a root moves on as the MPI
+    // library's does after an inline send; docs/PERFORMANCE.md, "Posts below the inline send").
+    // np 4: posts for blocks from 16 B and bcast (after a barrier gather 1.3-1.4x, scatter and
+    // bcast 5.5-11x, against the MPI library's 0.9-1.0x; back to back 1.0-3.0x), not for 4-byte
+    // blocks, which the MPI library serves back to back in 0.43-0.51 us (posts 0.66-0.70x). np 2,
+    // gather and scatter: a race of posts and the MPI library (after a barrier posts gave
+    // 1.3-1.8x; back to back in the slow state 0.53-1.10x against 0.81-0.96x handed back, in the
+    // fast state 0.75-1.02x against 0.77-0.89x; the race 1.09-1.85x and 0.51-1.02x). np 3 stays
+    // with the MPI library (back to back 0.53-0.64x at 8 B blocks, after a barrier the scatter
+    // no faster).
+    "#gather:0-257:np=2:nodes=1:@post|pmpi#scatter:0-257:np=2:nodes=1:@post|pmpi"
+    "#gather:16-129:np=4:@post#scatter:16-129:np=4:@post#bcast:0-257:np=4:@post"
     // Races (coll/select/race.h): where the faster of two changed with the state of the machine
     // between runs, beyond any reading of it (docs/PERFORMANCE.md, "Races"), both are timed on the
     // program's calls and the faster kept. np 2, allgather and alltoall of 4-16 KiB blocks, shm

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "coll/device/device_ipc.h"
@@ -527,6 +529,77 @@ TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
               << " rank " << r;
         }
       }
+  }
+}
+
+// The post algorithms (coll/*/post.cc) over many calls on one channel: each call's root the next
+// rank, the three collectives in turn, a round-based call (the shm bcast) between them, more
+// calls than a box has slots, and the ranks far apart in time (rank 1 pauses now and then):
+// every result right, the posts of each pair taken in the order posted.
+TEST(Posts, ManyCallsAndRootsOnOneChannelKeepEveryResult) {
+  const Algorithm* bcast = findAlgorithm(Collective::kBcast, "post");
+  const Algorithm* gather = findAlgorithm(Collective::kGather, "post");
+  const Algorithm* scatter = findAlgorithm(Collective::kScatter, "post");
+  const Algorithm* rounds = findAlgorithm(Collective::kBcast, "shm");
+  ASSERT_TRUE(bcast && gather && scatter && rounds);
+  for (int p : {2, 3, 4, 8}) {
+    constexpr int kCalls = 60;
+    const std::size_t n = 13;  // int32 elements: 52 bytes, one post
+    runTeam(p, [&](Team& team) {
+      const int me = team.rank();
+      for (int call = 0; call < kCalls; ++call) {
+        if (me == 1 && call % 16 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        const int root = call % p;
+        CollArgs a;
+        a.root = root;
+        a.bytes = n * sizeof(std::int32_t);
+        const std::string what = "p=" + std::to_string(p) + " call " + std::to_string(call);
+        switch (call % 4) {
+          case 0: {
+            auto buf = me == root ? data(root, n, call) : std::vector<std::int32_t>(n, -7);
+            a.coll = Collective::kBcast;
+            a.recvbuf = buf.data();
+            ASSERT_EQ(bcast->run(a, team), Status::kOk) << what;
+            EXPECT_EQ(buf, data(root, n, call)) << what << " rank " << me;
+            break;
+          }
+          case 1: {
+            auto in = data(me, n, call);
+            std::vector<std::int32_t> out(me == root ? n * p : 0, -7), expected;
+            a.coll = Collective::kGather;
+            a.sendbuf = in.data();
+            a.recvbuf = out.data();
+            ASSERT_EQ(gather->run(a, team), Status::kOk) << what;
+            if (me != root) break;
+            for (int q = 0; q < p; ++q) {
+              auto d = data(q, n, call);
+              expected.insert(expected.end(), d.begin(), d.end());
+            }
+            EXPECT_EQ(out, expected) << what;
+            break;
+          }
+          case 2: {
+            const auto all = data(root, n * p, call);
+            std::vector<std::int32_t> out(n, -7);
+            a.coll = Collective::kScatter;
+            a.sendbuf = me == root ? all.data() : nullptr;
+            a.recvbuf = out.data();
+            ASSERT_EQ(scatter->run(a, team), Status::kOk) << what;
+            EXPECT_EQ(out,
+                      std::vector<std::int32_t>(all.begin() + me * n, all.begin() + (me + 1) * n))
+                << what << " rank " << me;
+            break;
+          }
+          default: {  // a round of the same channel between the posts
+            auto buf = me == root ? data(root, n, call) : std::vector<std::int32_t>(n, -7);
+            a.coll = Collective::kBcast;
+            a.recvbuf = buf.data();
+            ASSERT_EQ(rounds->run(a, team), Status::kOk) << what;
+            EXPECT_EQ(buf, data(root, n, call)) << what << " rank " << me;
+          }
+        }
+      }
+    });
   }
 }
 

@@ -249,24 +249,41 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kReduceScatterBlock, 1 << 20, 2), "shm");
   EXPECT_EQ(onOneNode(Collective::kScatter, 256 << 10, 2), "shm");
   EXPECT_EQ(onOneNode(Collective::kScatter, 1 << 20, 2), "linear");
-  // Tiny bcast, gather and scatter stay with the MPI library while its messages go inline (up to
-  // 256 B: the message of a bcast; one block of a gather or scatter at np 2-3, two through its
-  // trees at np 4), shm above.
+  // Tiny bcast, gather and scatter, while the MPI library's messages go inline (up to 256 B: the
+  // message of a bcast; one block of a gather or scatter at np 2-3, two through its trees at np
+  // 4): at np 2 gather and scatter race the post algorithms and the MPI library, at np 4 posts
+  // serve but the gather and scatter of 4-byte blocks, np 3 stays with the MPI library; shm
+  // above.
+  auto racing = [&](Collective coll, std::size_t bytes, int p) {
+    const Selection sel = s.select(oneNode(coll, bytes, p));
+    return std::string(sel.algorithm->name) + "|" +
+           (sel.rival ? std::string(sel.rival->name) : std::string("-"));
+  };
   for (Collective coll : {Collective::kGather, Collective::kScatter}) {
-    EXPECT_EQ(onOneNode(coll, 256, 2), "pmpi");
+    EXPECT_EQ(racing(coll, 8, 2), "post|pmpi");
+    EXPECT_EQ(racing(coll, 256, 2), "post|pmpi");
     EXPECT_EQ(onOneNode(coll, 260, 2), "shm");
     EXPECT_EQ(onOneNode(coll, 256, 3), "pmpi");
     EXPECT_EQ(onOneNode(coll, 512, 3), "shm");
-    EXPECT_EQ(onOneNode(coll, 128, 4), "pmpi");
+    EXPECT_EQ(onOneNode(coll, 4, 4), "pmpi");
+    EXPECT_EQ(racing(coll, 16, 4), "post|-");
+    EXPECT_EQ(racing(coll, 128, 4), "post|-");
     EXPECT_EQ(onOneNode(coll, 192, 4), "shm");
     EXPECT_EQ(onOneNode(coll, 1024, 4), "shm");
     EXPECT_EQ(pick(s, coll, 512, 4), "pmpi");  // not on one node: as before
+    EXPECT_EQ(pick(s, coll, 64, 4), "pmpi");
   }
-  EXPECT_EQ(onOneNode(Collective::kBcast, 256, 4), "pmpi");
+  EXPECT_EQ(onOneNode(Collective::kBcast, 8, 4), "post");
+  EXPECT_EQ(onOneNode(Collective::kBcast, 256, 4), "post");
+  EXPECT_EQ(onOneNode(Collective::kBcast, 256, 3), "pmpi");
   EXPECT_EQ(onOneNode(Collective::kBcast, 320, 3), "shm");
   EXPECT_EQ(onOneNode(Collective::kBcast, 320, 4), "shm");
-  EXPECT_EQ(onOneNode(Collective::kBcast, 320, 2), "shm");
+  EXPECT_EQ(onOneNode(Collective::kBcast, 64, 2), "shm");
   EXPECT_EQ(pick(s, Collective::kBcast, 320, 4), "pmpi");
+  // A team of more ranks than have post boxes (ShmArena::kPostRanks): the rules go on to the
+  // MPI library (no built-in rule names posts there; forced, posts decline).
+  EXPECT_FALSE(
+      findAlgorithm(Collective::kGather, "post")->serves(oneNode(Collective::kGather, 8, 9)));
   // Without a node's shared memory (cma cannot serve), the rules before it.
   EXPECT_EQ(pick(s, Collective::kReduce, 8u << 20, 3), "binomial");
 }
