@@ -7,10 +7,10 @@
 // the news that it is there. Teams of up to kPostRanks ranks also get, after the buffers, one box
 // per ordered pair of ranks for posts (shm/channel.h): kPostSlots slots of a stamp and up to
 // kPostBytes of payload, then a line with the count of posts the receiver took. The leader
-// creates and sizes the segment (space reserved up front,
-// so that a full /dev/shm is an error here instead of a SIGBUS later); the others attach by name;
-// the leader unlinks the name as soon as every rank has mapped it, so nothing is left behind
-// however the job ends. No MPI here: the shim exchanges the name.
+// creates and sizes the segment (space reserved up front, so that a full /dev/shm is an error
+// here instead of a SIGBUS later); the others attach by name; the leader unlinks the name as soon
+// as every rank has mapped it, so nothing is left behind however the job ends. No MPI here: the
+// shim exchanges the name.
 #pragma once
 
 #include <atomic>

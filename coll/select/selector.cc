@@ -120,9 +120,9 @@ const std::string_view kDefaultTune =
     // 1 us at np 2 and 12 us at np 3-4. Its bcast sends the whole message, its gather and scatter
     // one block per message at 2-3 ranks and up to two through their binomial trees at 4 (coll
     // tuned's fixed decision), so the cut lies above 256 B (bcast at np 3-4; gather and scatter
-    // blocks at np 2-3) and 128 B (gather and scatter blocks at np 4). Below it the MPI library
-    // keeps them (back to back it is 2-20x shm there); above it, up to the cuts of the rules
-    // before, shm (paired runs, slow state; np 2, 260-512 B blocks: 1.4-2.0x after a barrier,
+    // blocks at np 2-3) and 128 B (gather and scatter blocks at np 4). Below it a round loses back
+    // to back (the MPI library is 2-20x shm there: posts, below); above it, up to the cuts of the
+    // rules before, shm (paired runs, slow state; np 2, 260-512 B blocks: 1.4-2.0x after a barrier,
     // 2.8-3.9x back to back, against 0.97-0.99x handed back; np 4, 192-256 B: gather 1.2-1.4x
     // both ways, scatter 21-22x / 1.8-1.9x; np 3, 512 B: 2.0-3.7x back to back; bcast of 320 B at
     // np 3-4: 2.0-30x after a barrier, 2.0x back to back).
@@ -131,14 +131,14 @@ const std::string_view kDefaultTune =
     "#bcast:257-512:np=3-5:@shm"
     // Below the cut, the post algorithms (coll/*/post.cc: no round, a root moves on as the MPI
     // library's does after an inline send; docs/PERFORMANCE.md, "Posts below the inline send").
-    // np 4: posts for blocks from 16 B and bcast (after a barrier gather 1.3-1.4x, scatter and
-    // bcast 5.5-11x, against the MPI library's 0.9-1.0x; back to back 1.0-3.0x), not for 4-byte
+    // np 4: posts for blocks from 16 B and bcast (after a barrier gather 1.05-1.36x, scatter and
+    // bcast 5.5-11x, against the MPI library's 0.9-1.0x; back to back 1.0-3.1x), not for 4-byte
     // blocks, which the MPI library serves back to back in 0.43-0.51 us (posts 0.66-0.70x). np 2,
     // gather and scatter: a race of posts and the MPI library (after a barrier posts gave
     // 1.3-1.8x; back to back in the slow state 0.53-1.10x against 0.81-0.96x handed back, in the
-    // fast state 0.75-1.02x against 0.77-0.89x; the race 1.09-1.85x and 0.51-1.02x). np 3 stays
-    // with the MPI library (back to back 0.53-0.64x at 8 B blocks, after a barrier the scatter
-    // no faster).
+    // fast state 0.75-1.02x against 0.77-0.89x; the race 1.11-1.78x and, in the fast state,
+    // 0.73-0.89x against handing back's A/A 0.83-0.94x). np 3 stays with the MPI library (back to
+    // back 0.53-0.64x at 8 B blocks, after a barrier the scatter no faster).
     "#gather:0-257:np=2:nodes=1:@post|pmpi#scatter:0-257:np=2:nodes=1:@post|pmpi"
     "#gather:16-129:np=4:@post#scatter:16-129:np=4:@post#bcast:0-257:np=4:@post"
     // Races (coll/select/race.h): where the faster of two changed with the state of the machine

@@ -112,7 +112,9 @@ TEST(ShmChannel, PostsArriveWholeInOrderAndTheSenderWaitsForAFullBox) {
   ShmChannel ch(*arena, 0, 0);
   std::vector<unsigned char> in(ShmChannel::kPostBytes);
   for (int k = 0; k < kPosts; ++k) {
-    if (k % 100 == 0) ASSERT_EQ(ch.sync(), Status::kOk);
+    if (k % 100 == 0) {
+      ASSERT_EQ(ch.sync(), Status::kOk);
+    }
     for (std::size_t i = 0; i < size(k); ++i) in[i] = byte(k, i);
     ASSERT_EQ(ch.post(1, in.data(), size(k)), Status::kOk);
     ahead = std::max(ahead, k + 1 - taken.load(std::memory_order_acquire));
