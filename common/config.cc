@@ -430,8 +430,8 @@ constexpr std::array kVars = {
               true, parseFlag<&Config::deterministic>},
     ConfigVar{"OVERPASS_CORE_DISTANCE", "auto", "auto|near|far",
               "How far this rank's core is from its peer's on communicators of two ranks on one "
-              "node, which tune rules with cores= and the in-place cma allreduce's stores go by "
-              "(docs/TUNING.md): measured every 1024 blocking calls by both ranks together "
+              "node, which tune rules with cores= go by (docs/TUNING.md): measured every 1024 "
+              "blocking calls by both ranks together "
               "(auto), or taken as given; the ranks agree on far where either says far, so their "
               "values may differ.",
               false, parseCoreDistance},

@@ -271,6 +271,7 @@ def main():
                             (["--hosts", "2", "--burst", "1q"], ["--burst", "'1q'"]),
                             (["--placement", "rr"], ["--placement", "--hosts"]),
                             (["--nonblocking", "3"], ["--nonblocking", "'3'"]),
+                            (["--inplace", "3"], ["--inplace", "'3'"]),
                             (["--test-during-compute", "2"], ["--test-during-compute",
                                                               "--overlap"]),
                             (["--overlap", "--bench-burst", "4"], ["--overlap", "--bench-burst"]),

@@ -22,12 +22,12 @@
 // is reduced identically on every rank that owns it, then copied: bitwise-identical results.
 // Result: recvbuf on every rank.
 #include <algorithm>
-#include <cstring>
 
 #include "coll/algorithms.h"
 #include "coll/math/node_slices.h"
 #include "coll/phases/node_reduce_scatter.h"
 #include "coll/phases/ring_allgather.h"
+#include "coll/phases/shm_gather.h"
 #include "coll/select/registry.h"
 #include "coll/select/selector.h"
 #include "common/log.h"
@@ -70,26 +70,10 @@ Status allreduceHierarchical(const CollArgs& args, Team& team) {
     OVERPASS_CHECK(acrossNodes(s));
   if (nodeSize == 1) return Status::kOk;
 
-  unsigned char* mine = out + blocks.offset(local);
-  if (ShmChannel* channel = nodeChannel(team, blocks)) {
-    // Node allgather through shared memory: per round rank l copies the next piece of its block
-    // in, every rank copies every piece out.
-    ShmChannel& ch = *channel;
-    const std::size_t e = blocks.element, part = ch.bufferBytes() / e;
-    const std::size_t most = blocks.maxElements();
-    for (std::size_t first = 0; first < most; first += part) {
-      auto count = [&](int q) {
-        return blocks.elements(q) > first ? std::min(part, blocks.elements(q) - first) : 0;
-      };
-      OVERPASS_CHECK(ch.reserve());
-      std::memcpy(ch.next(count(local) * e), mine + first * e, count(local) * e);
-      OVERPASS_CHECK(ch.sync());
-      for (int q = 0; q < nodeSize; ++q)
-        if (q != local)
-          std::memcpy(out + blocks.offset(q) + first * e, ch.peer(q, count(q) * e), count(q) * e);
-    }
-    return Status::kOk;
-  }
+  // Node allgather through shared memory: per round rank l copies the next piece of its block
+  // in, every rank copies every piece out.
+  if (ShmChannel* channel = nodeChannel(team, blocks))
+    return shmAllgatherBlocks(*channel, blocks, out);
   SubTransport nodeTransport(team.transport, topo->nodeRanks(node));
   Team nodeTeam{nodeTransport, team.scratch};
   // Node step 2: every finished block to every rank of the node.

@@ -10,7 +10,6 @@
 #include "common/log.h"
 #include "kernels/reduce_kernels.h"
 #include "shm/channel.h"
-#include "shm/stream_copy.h"
 
 namespace overpass {
 namespace {
@@ -104,7 +103,7 @@ Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards) {
 }
 
 Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCard>& cards,
-                      std::size_t first, std::size_t last, int dest, bool aroundCache) {
+                      std::size_t first, std::size_t last, int dest) {
   if (last <= first) return Status::kOk;
   const ShmChannel& ch = *team.shm;
   const int me = ch.rank(), p = ch.size();
@@ -158,10 +157,7 @@ Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCar
       if (!cmaWrite(static_cast<pid_t>(ch.pid(dest)), target.out + offset, left, bytes))
         return failed("writing");
     } else if (left != home) {  // in place, this rank's own operand first (rank 0 of two)
-      if (aroundCache)
-        streamCopy(home, left, bytes);
-      else
-        std::memcpy(home, left, bytes);
+      std::memcpy(home, left, bytes);
     }
   }
   return Status::kOk;

@@ -55,10 +55,8 @@ Status cmaOpen(const CollArgs& args, Team& team, std::vector<CmaCard>& cards);
 // is in the cache; a peer's: through process_vm_writev). The peers' operands are read from their
 // send buffers. In place (args.sendbuf == args.recvbuf) the result overwrites this rank's operand
 // only after reading it; where that operand is x0 and p is 2 the result is formed in a bounce
-// buffer and copied in, and `aroundCache` stores that copy around the cache (shm/stream_copy.h),
-// where the peers read it from memory rather than out of this core's cache.
-// kTransportError where reading or writing a peer's memory fails (logged).
+// buffer and copied in. kTransportError where reading or writing a peer's memory fails (logged).
 Status cmaReduceSlice(const CollArgs& args, Team& team, const std::vector<CmaCard>& cards,
-                      std::size_t first, std::size_t last, int dest, bool aroundCache = false);
+                      std::size_t first, std::size_t last, int dest);
 
 }  // namespace overpass

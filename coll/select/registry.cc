@@ -170,7 +170,8 @@ constexpr std::array kAlgorithms = {
               onOneNode, true},
     Algorithm{kAllreduce, "cma",
               "one node: each rank reads its block of the peers' vectors from their memory "
-              "(process_vm_readv) and reduces it, then reads the others' reduced blocks",
+              "(process_vm_readv) and reduces it; the reduced blocks to every rank through "
+              "node shared memory",
               allreduceCma,
               nullptr,  // chosen by rules only (measured on one machine)
               onOneNodeWithRoomForACard, true},

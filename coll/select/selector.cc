@@ -44,8 +44,13 @@ const std::string_view kDefaultTune =
     // the round", two paired runs each): reduce_scatter_block at every size (64 KiB-4 MiB blocks
     // 3.4-7.3x against the ring's 2.0-4.7x), scatter up to 512 KiB blocks (256 KiB 1.29 / 1.45x
     // against the linear scatter's 0.94 / 0.96x; 64 KiB 1.45x against 0.99x; 1 MiB 1.58 / 1.24x
-    // against 1.27 / 1.26x, kept with the linear scatter).
-    "#allreduce:0-128K:np=2:@shm#allreduce:1M-inf:np=2:@cma"
+    // against 1.27 / 1.26x, kept with the linear scatter). Since the cma allreduce's reduced blocks
+    // go through the node's shared memory ("The cma allreduce's second half through shared
+    // memory", three paired runs, the slow state): allreduce from 128 KiB by cma (128 / 256 / 512
+    // KiB 2.13-2.20 / 1.96-2.17 / 1.62x against recursive doubling's 1.46-1.56 / 1.35-1.41 /
+    // 1.15-1.25x; in one fast repetition 256 / 512 KiB 1.84 / 1.38x against 0.94 / 0.79x; 64 KiB
+    // 2.16x against shm's 2.12x, kept with shm).
+    "#allreduce:0-128K:np=2:@shm#allreduce:128K-inf:np=2:@cma"
     "#bcast:0-128K:np=2:@shm#bcast:512K-inf:np=2:@shm"
     "#reduce:np=2:@shm"
     "#reduce_scatter_block:np=2:@shm"

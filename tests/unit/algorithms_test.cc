@@ -467,9 +467,9 @@ TEST(Reductions, ShmReduceOnTwoRanksKeepsTheOperandOrderAtEitherRootInPlace) {
 // writing the root's (here threads of one process, which may read and write their own), at every
 // root, in place or not, on a non-commutative operation, over uneven blocks of several 1 MiB
 // chunks and 256 KiB pieces (coll/phases/cma.cc; 300001 doubles), with the results formed in
-// recvbuf, or (in place at rank 0 of two) stored through the cache and around it (the two ranks'
-// cores far, shm/core_distance.h); every type and operation on two ranks (three and four:
-// Reductions.EveryAlgorithmEveryTypeAndOperation).
+// recvbuf, or (in place at rank 0 of two) in a bounce buffer, the allreduce's reduced blocks
+// gathered through the channel in several rounds; every type and operation on two ranks (three
+// and four: Reductions.EveryAlgorithmEveryTypeAndOperation).
 TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
   const UserReduce op = leftBiased();
   for (Collective coll : {Collective::kAllreduce, Collective::kReduce}) {
@@ -479,39 +479,34 @@ TEST(Reductions, CmaAlgorithmsKeepTheOperandOrderAtEveryRootInPlace) {
     for (int p : {2, 3, 4})
       for (std::size_t n : {1ul, 2ul, 40001ul, 300001ul})
         for (int root = 0; root < (rooted ? p : 1); ++root)
-          for (bool inPlace : {false, true})
-            for (bool far : {false, true}) {
-              std::vector<std::vector<double>> results(static_cast<std::size_t>(p));
-              runTeam(p, [&](Team& team) {
-                const int r = team.rank();
-                const bool receives = !rooted || r == root;
-                std::vector<double> in(n), out(n, -1);
-                for (std::size_t i = 0; i < n; ++i) in[i] = value(r, i);
-                if (inPlace && receives) out = in;
-                CollArgs a = leftBiasedArgs(coll, n, &op);
-                a.root = root;
-                a.sendbuf = inPlace && receives ? out.data() : in.data();
-                a.recvbuf = receives ? out.data() : nullptr;
-                // The two ranks' cores as if read far, or near (shm/core_distance.h): the cma
-                // allreduce stores its result around the cache, or not.
-                team.shm->cores().agreed = far ? CoreDistance::kFar : CoreDistance::kNear;
-                ASSERT_EQ(cma->run(a, team), Status::kOk);
-                if (receives) results[static_cast<std::size_t>(r)] = out;
-              });
-              for (int r = 0; r < p; ++r) {
-                if (rooted && r != root) continue;
-                const std::vector<double>& got = results[static_cast<std::size_t>(r)];
-                ASSERT_EQ(got.size(), n);
-                for (std::size_t i = 0; i < n; ++i) {
-                  double expected = value(0, i);
-                  for (int q = 1; q < p; ++q) expected = 2 * expected - value(q, i);
-                  ASSERT_EQ(got[i], expected)
-                      << collectiveName(coll) << " p " << p << " n " << n << " root " << root
-                      << (inPlace ? " in place" : "") << (far ? " far" : "") << " rank " << r
-                      << " element " << i;
-                }
+          for (bool inPlace : {false, true}) {
+            std::vector<std::vector<double>> results(static_cast<std::size_t>(p));
+            runTeam(p, [&](Team& team) {
+              const int r = team.rank();
+              const bool receives = !rooted || r == root;
+              std::vector<double> in(n), out(n, -1);
+              for (std::size_t i = 0; i < n; ++i) in[i] = value(r, i);
+              if (inPlace && receives) out = in;
+              CollArgs a = leftBiasedArgs(coll, n, &op);
+              a.root = root;
+              a.sendbuf = inPlace && receives ? out.data() : in.data();
+              a.recvbuf = receives ? out.data() : nullptr;
+              ASSERT_EQ(cma->run(a, team), Status::kOk);
+              if (receives) results[static_cast<std::size_t>(r)] = out;
+            });
+            for (int r = 0; r < p; ++r) {
+              if (rooted && r != root) continue;
+              const std::vector<double>& got = results[static_cast<std::size_t>(r)];
+              ASSERT_EQ(got.size(), n);
+              for (std::size_t i = 0; i < n; ++i) {
+                double expected = value(0, i);
+                for (int q = 1; q < p; ++q) expected = 2 * expected - value(q, i);
+                ASSERT_EQ(got[i], expected)
+                    << collectiveName(coll) << " p " << p << " n " << n << " root " << root
+                    << (inPlace ? " in place" : "") << " rank " << r << " element " << i;
               }
             }
+          }
     for (std::size_t t = 0; t < static_cast<std::size_t>(DataType::kCount); ++t)
       for (std::size_t o = 0; o < static_cast<std::size_t>(ReduceOp::kUser); ++o) {
         const auto type = static_cast<DataType>(t);

@@ -224,6 +224,11 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kAllreduce, 16 << 20, 4), "shm");
   // Since the shared-memory payloads sit on whole cache lines (docs/PERFORMANCE.md).
   EXPECT_EQ(onOneNode(Collective::kAllreduce, 64 << 10, 2), "shm");
+  // Since the cma allreduce's reduced blocks go through the node's shared memory (2026-12-06);
+  // across nodes (no channel) the rules before it.
+  EXPECT_EQ(onOneNode(Collective::kAllreduce, 128 << 10, 2), "cma");
+  EXPECT_EQ(onOneNode(Collective::kAllreduce, 16 << 20, 2), "cma");
+  EXPECT_EQ(pick(s, Collective::kAllreduce, 256u << 10, 2), "recursive_doubling");
   EXPECT_EQ(onOneNode(Collective::kBcast, 256 << 10, 2), "pmpi");
   EXPECT_EQ(onOneNode(Collective::kBcast, 4 << 20, 2), "shm");
   EXPECT_EQ(onOneNode(Collective::kBcast, 4 << 20, 4), "shm");
