@@ -116,9 +116,15 @@ const std::string_view kDefaultTune =
     // the binomial tree gave 0.68-1.48x and shm 0.77-1.43x; np 3 at 1-64 MiB 0.93-1.28x, shm
     // 0.75-1.19x, the tree 0.68-0.98x. 256-512 KiB stay with shm: six runs at np 3 and 4 gave
     // cma 0.81-1.22x in the slow state (shm 0.67-0.96x) but 0.71-0.82x in the fast one (shm
-    // 0.89-1.25x). Allreduce stays with shm: cma was 0.93-1.46x at 1-64 MiB in the slow state,
-    // shm 0.84-1.47x there and 1.23-1.82x in the fast rows.
-    "#reduce:1M-inf:np=3-5:nodes=1:@cma"
+    // 0.89-1.25x). Allreduce stayed with shm: cma was 0.93-1.46x at 1-64 MiB in the slow state,
+    // shm 0.84-1.47x there and 1.23-1.82x in the fast rows; since the cma allreduce's reduced
+    // blocks go through the node's shared memory ("The cma allreduce's second half through shared
+    // memory", two paired runs, the slow state), np 3-4 from 512 KiB by cma (np 3, 512 KiB-32 MiB
+    // 1.65-2.10x against shm's 1.49-1.81x, 16 MiB level in one run; np 4, 512 KiB / 1 / 2 / 16 /
+    // 32 MiB 1.81 / 1.83-1.88 / 1.68 / 1.64-1.74 / 1.73x against 1.71 / 1.33-1.54 / 1.52 /
+    // 1.51-1.56 / 1.42x, 4 MiB level; 256 KiB level at np 4, kept with shm below 512 KiB). The
+    // fast state, where shm was ahead before, did not come back for a run.
+    "#reduce:1M-inf:np=3-5:nodes=1:@cma#allreduce:512K-inf:np=3-5:nodes=1:@cma"
     // Where the MPI library's tiny rooted calls stop being quick (docs/PERFORMANCE.md, "Rooted
     // calls past the inline send"): its shared-memory transport sends a message of up to 256 B
     // inline (btl_vader_max_inline_send) and the sender returns at once; a larger one costs about

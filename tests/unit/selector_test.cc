@@ -221,7 +221,10 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kReduce, 512 << 10, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kReduce, 1 << 20, 4), "cma");
   EXPECT_EQ(onOneNode(Collective::kReduce, 8 << 20, 3), "cma");
-  EXPECT_EQ(onOneNode(Collective::kAllreduce, 16 << 20, 4), "shm");
+  EXPECT_EQ(onOneNode(Collective::kAllreduce, 256 << 10, 4), "shm");
+  EXPECT_EQ(onOneNode(Collective::kAllreduce, 512 << 10, 3), "cma");  // since 2026-12-06
+  EXPECT_EQ(onOneNode(Collective::kAllreduce, 16 << 20, 4), "cma");
+  EXPECT_NE(onOneNode(Collective::kAllreduce, 16 << 20, 5), "cma");  // np 5 not measured
   // Since the shared-memory payloads sit on whole cache lines (docs/PERFORMANCE.md).
   EXPECT_EQ(onOneNode(Collective::kAllreduce, 64 << 10, 2), "shm");
   // Since the cma allreduce's reduced blocks go through the node's shared memory (2026-12-06);
