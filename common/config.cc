@@ -431,9 +431,8 @@ constexpr std::array kVars = {
     ConfigVar{"OVERPASS_CORE_DISTANCE", "auto", "auto|near|far",
               "How far this rank's core is from its peer's on communicators of two ranks on one "
               "node, which tune rules with cores= go by (docs/TUNING.md): measured every 1024 "
-              "blocking calls by both ranks together "
-              "(auto), or taken as given; the ranks agree on far where either says far, so their "
-              "values may differ.",
+              "blocking calls by both ranks together (auto), or taken as given; the ranks agree "
+              "on far where either says far, so their values may differ.",
               false, parseCoreDistance},
     ConfigVar{"OVERPASS_RACE_VOTE", "auto", "auto|first|second",
               "This rank's vote in the races of tune rules that name two algorithms "

@@ -15,7 +15,7 @@
 // recvbuf; at p = 2 2n read and 1.5n written, plus the bounce buffers (the shm allreduce moves
 // 2.5n and 2n: copy in, reduce, copy out; Open MPI's single-copy ring about 2n and 1.5n plus its
 // temporaries). Reading the others' blocks from their recvbufs (process_vm_readv) would move
-// less, 1.5n and n, but this machine's kernel copies at 10-18 GB/s, memcpy at 35-48
+// less, 1.5n and n, but this machine's kernel copies at 9-19 GB/s, memcpy at about 35
 // (docs/PERFORMANCE.md, "The cma allreduce's second half through shared memory").
 // Preconditions: the ranks share one node's channel and may read each other's memory (learnt at
 // the channel's first call, coll/phases/cma.h; where any cannot, all decline at every call).
