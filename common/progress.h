@@ -15,11 +15,10 @@
 
 namespace overpass {
 
-// How many fruitless polls a wait makes before it yields the core between polls, where a spinning
-// wait would starve the very peer it waits for: the UCX transport's (kernel networking may need
-// the core), and the nonblocking engine's in the MPI library's progress loop where ranks outnumber
-// cores. Overpass's other waits give the core away only where ranks outnumber cores
-// (shm/channel.h says why).
+// How many fruitless polls a wait makes before it yields the core between polls where ranks
+// outnumber cores and a spinning wait would starve the very peer it waits for: the PMPI
+// transport's, and the nonblocking engine's in the MPI library's progress loop. No wait gives the
+// core away where ranks fit the cores (shm/channel.h and shim/pmpi_transport.cc say why).
 inline constexpr int kPollsBeforeYield = 256;
 
 // Counts completed waits: for the watchdog, and for the nonblocking engine, which tells a round

@@ -272,7 +272,9 @@ std::unique_ptr<Transport> makeTransport(MPI_Comm comm, CommEngine& engine,
   std::vector<bool> far = otherHosts(world, rank);
   const bool acrossHosts = std::find(far.begin(), far.end(), true) != far.end();
   const bool split = rt.config.transport == TransportKind::kAuto;
-  if (!rt.ucx || (split && !acrossHosts)) return std::make_unique<PmpiTransport>(engine.dup);
+  const bool crowded = rt.job.oversubscribed(world[rank]);
+  if (!rt.ucx || (split && !acrossHosts))
+    return std::make_unique<PmpiTransport>(engine.dup, crowded);
   char name[MPI_MAX_OBJECT_NAME] = "";
   int len = 0;
   PMPI_Comm_get_name(comm, name, &len);
@@ -280,8 +282,8 @@ std::unique_ptr<Transport> makeTransport(MPI_Comm comm, CommEngine& engine,
   auto ucx = std::make_unique<UcxTransport>(*rt.ucx, world, rank, engine.ucxCommId,
                                             len ? name : "unnamed");
   if (!split) return ucx;
-  return std::make_unique<SplitTransport>(std::make_unique<PmpiTransport>(engine.dup),
-                                          std::move(ucx), std::move(far), kAutoUcxBelow);
+  return std::make_unique<SplitTransport>(std::make_unique<PmpiTransport>(engine.dup, crowded),
+                                          std::move(ucx), std::move(far), kAutoUcxBelow, crowded);
 }
 
 // Which transport serves each level of the communicator, for the info log.

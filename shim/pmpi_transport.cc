@@ -14,7 +14,7 @@ constexpr std::size_t kMaxMessage = std::size_t{1} << 30;
 
 }  // namespace
 
-PmpiTransport::PmpiTransport(MPI_Comm comm) : comm_(comm) {
+PmpiTransport::PmpiTransport(MPI_Comm comm, bool crowded) : comm_(comm), crowded_(crowded) {
   PMPI_Comm_rank(comm_, &rank_);
   PMPI_Comm_size(comm_, &size_);
 }
@@ -92,10 +92,13 @@ Status PmpiTransport::test(Request& request, bool* done) {
   return rc == MPI_SUCCESS ? Status::kOk : fail(rc, "completion");
 }
 
-// Polls rather than MPI_Waitall, which spins unless Open MPI is told to yield
-// (mpi_yield_when_idle): after a while the core goes to whoever shares it between polls.
+// Polls rather than MPI_Waitall, so that the other outstanding collectives progress meanwhile
+// (common/progress.h). Where ranks outnumber cores the core goes to whoever shares it after a
+// while; elsewhere never, as the shared-memory channel's waits (shm/channel.h): a yield costs a
+// kernel entry (about 2 us here) when the message lands during it, and under other processes'
+// load hands the core to them for a whole time slice.
 Status PmpiTransport::wait(Request& request) {
-  return pollUntilDone(request);
+  return pollUntilDone(request, crowded_);
 }
 
 PmpiBootstrap::PmpiBootstrap(MPI_Comm comm) : comm_(comm) {

@@ -14,7 +14,8 @@ namespace overpass::shim {
 
 class PmpiTransport final : public Transport {
  public:
-  explicit PmpiTransport(MPI_Comm comm);
+  // `crowded`: ranks outnumber the node's cores (a wait then gives its core away between polls).
+  PmpiTransport(MPI_Comm comm, bool crowded);
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   Status start(std::span<const P2POp> ops, int tag, Request* request) override;
@@ -29,6 +30,7 @@ class PmpiTransport final : public Transport {
   Status fail(int rc, const char* what);
 
   MPI_Comm comm_;
+  bool crowded_;
   int rank_ = 0, size_ = 1;
   int lastError_ = MPI_SUCCESS;
 };

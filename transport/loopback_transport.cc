@@ -90,7 +90,7 @@ Status LoopbackTransport::test(Request& request, bool* done) {
 // Blocks on the fabric's condition variable; inside a fiber (common/fiber.h) polls instead, so
 // that the fiber yields while it waits.
 Status LoopbackTransport::wait(Request& request) {
-  if (Fiber::inside()) return pollUntilDone(request);
+  if (Fiber::inside()) return pollUntilDone(request, false);
   bool done = false;
   return advance(request, true, &done);
 }

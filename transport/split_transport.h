@@ -18,12 +18,14 @@ namespace overpass {
 class SplitTransport final : public Transport {
  public:
   // `farPeers[i]`: team rank i is on another host. Both transports serve the same team.
+  // `crowded`: ranks outnumber this host's cores (a wait on both gives the core away).
   SplitTransport(std::unique_ptr<Transport> near, std::unique_ptr<Transport> far,
-                 std::vector<bool> farPeers, std::size_t farBelow)
+                 std::vector<bool> farPeers, std::size_t farBelow, bool crowded)
       : near_(std::move(near)),
         far_(std::move(far)),
         farPeers_(std::move(farPeers)),
-        farBelow_(farBelow) {}
+        farBelow_(farBelow),
+        crowded_(crowded) {}
 
   int rank() const override { return near_->rank(); }
   int size() const override { return near_->size(); }
@@ -77,7 +79,7 @@ class SplitTransport final : public Transport {
       request.reset();
       return s;
     }
-    return pollUntilDone(request);
+    return pollUntilDone(request, crowded_);
   }
 
  private:
@@ -88,6 +90,7 @@ class SplitTransport final : public Transport {
   std::unique_ptr<Transport> near_, far_;
   std::vector<bool> farPeers_;
   std::size_t farBelow_;
+  bool crowded_;
 };
 
 }  // namespace overpass

@@ -52,14 +52,14 @@ class Transport {
 
   // Completes the request by polling test(), idle between fruitless polls (common/progress.h:
   // inside a nonblocking collective the fiber yields; elsewhere the other outstanding
-  // collectives progress, and the core is given away after kPollsBeforeYield polls): for the
-  // waits that would otherwise spin.
-  Status pollUntilDone(Request& request) {
+  // collectives progress, and with `yieldCore` the core is given away after kPollsBeforeYield
+  // polls): for the waits that would otherwise spin.
+  Status pollUntilDone(Request& request, bool yieldCore) {
     for (int polls = 0;; ++polls) {
       bool done = false;
       OVERPASS_CHECK(test(request, &done));
       if (done) return Status::kOk;
-      idle(polls >= kPollsBeforeYield);
+      idle(yieldCore && polls >= kPollsBeforeYield);
     }
   }
 

@@ -1,6 +1,8 @@
 // Every operation of the Transport interface on the loopback transport (ranks as threads), and
 // the UCX tag layout.
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <memory>
 #include <numeric>
@@ -9,6 +11,17 @@
 
 #include "loopback_team.h"
 #include "transport/split_transport.h"
+
+// The yields of the calling thread, counted: this definition takes the place of the C library's
+// in this executable (the C library's own calls keep theirs), and still yields.
+namespace {
+thread_local int tYields = 0;
+}  // namespace
+
+extern "C" int sched_yield() noexcept {
+  ++tYields;
+  return static_cast<int>(syscall(SYS_sched_yield));
+}
 
 namespace overpass {
 namespace {
@@ -131,7 +144,8 @@ struct SplitTeam {
       for (int p = 0; p < 3; ++p) far[p] = host[p] != host[r];
       ranks.push_back(std::make_unique<SplitTransport>(
           std::make_unique<LoopbackTransport>(nearFabric, r),
-          std::make_unique<LoopbackTransport>(farFabric, r), far, kFarBelow));
+          std::make_unique<LoopbackTransport>(farFabric, r), far, kFarBelow,
+          /*crowded=*/true));  // three threads on fewer cores
     }
   }
 };
@@ -209,6 +223,43 @@ TEST(SplitTransport, BatchesOnOneSideOrNoneComplete) {
     EXPECT_EQ(team.ranks[peer]->recv(got.data(), got.size(), 0, 5), Status::kOk);
     EXPECT_EQ(got, small);
   }
+}
+
+// A batch that completes at its `polls`-th test.
+class SlowTransport final : public Transport {
+ public:
+  explicit SlowTransport(int polls) : polls_(polls) {}
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  Status start(std::span<const P2POp>, int, Request* request) override {
+    *request = std::make_unique<Batch>();
+    left_ = polls_;
+    return Status::kOk;
+  }
+  Status test(Request& request, bool* done) override {
+    *done = --left_ == 0;
+    if (*done) request.reset();
+    return Status::kOk;
+  }
+  Status wait(Request& request) override { return pollUntilDone(request, crowded); }
+  bool crowded = false;
+
+ private:
+  int polls_, left_ = 0;
+};
+
+// Where ranks fit the cores a wait never gives the core away (beside other processes' load a
+// yield hands it to them for a time slice); where they outnumber the cores it does, after
+// kPollsBeforeYield fruitless polls.
+TEST(Transport, AWaitGivesTheCoreAwayOnlyWhereRanksOutnumberCores) {
+  constexpr int kPolls = kPollsBeforeYield + 100;
+  SlowTransport t(kPolls);
+  tYields = 0;
+  EXPECT_EQ(t.exchange({}, 0), Status::kOk);
+  EXPECT_EQ(tYields, 0);
+  t.crowded = true;
+  EXPECT_EQ(t.exchange({}, 0), Status::kOk);
+  EXPECT_EQ(tYields, kPolls - 1 - kPollsBeforeYield);
 }
 
 }  // namespace

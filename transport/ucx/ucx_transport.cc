@@ -579,9 +579,10 @@ Status UcxTransport::advance(Request& request, bool block, bool* done) {
       *done = false;
       return Status::kOk;
     }
-    // Nothing moved: back off (common/progress.h), and give the core away at once when ranks
-    // outnumber cores.
-    idle(++b.idle > kPollsBeforeYield || impl.options.oversubscribed);
+    // Nothing moved: back off (common/progress.h), and give the core away only where ranks
+    // outnumber cores, then at once (shim/pmpi_transport.cc says why not elsewhere).
+    ++b.idle;
+    idle(impl.options.oversubscribed);
     const double waited = std::chrono::duration<double>(Clock::now() - b.lastProgress).count();
     // Peers on other hosts that fail are reported by UCX (peer error handling); a peer on this
     // host is watched by its process id while we wait for it.
