@@ -1,9 +1,11 @@
 // The rank-order fold of one round's chunks in the node's shared memory (the shm reduce_scatter,
-// scan and exscan): per round every rank publishes the next chunk (whole elements, up to one
-// buffer) of its input, and fold() combines, over `bytes` bytes at offset `at` of every rank's
+// scan and exscan): per round every rank publishes a part of its input (whole elements, up to
+// one buffer), and fold() combines, over `bytes` bytes at offset `at` of every rank's
 // buffer of `round` bytes, out = ((x0 op x1) op x2) ... op x_last, the running result as the
 // left operand (MPI_Reduce_local's `in`), as every rank-order algorithm combines; intermediate
-// results alternate between two scratch chunks. last == 0: a copy of rank 0's chunk.
+// results alternate between two scratch chunks. last == 0: a copy of rank 0's chunk. `own`, when
+// given, is this rank's operand, read there instead of from its buffer (which then need not hold
+// those bytes).
 #pragma once
 
 #include <cstddef>
@@ -31,17 +33,17 @@ class ShmFold {
   // element size is, so the algorithm declines on all).
   std::size_t chunk() const { return chunk_; }
 
-  void fold(int last, std::size_t round, std::size_t at, std::size_t bytes,
-            unsigned char* out) const {
-    const unsigned char* acc = ch_.peer(0, round) + at;
+  void fold(int last, std::size_t round, std::size_t at, std::size_t bytes, unsigned char* out,
+            const unsigned char* own = nullptr) const {
+    auto operand = [&](int q) { return q == ch_.rank() && own ? own : ch_.peer(q, round) + at; };
+    const unsigned char* acc = operand(0);
     if (last == 0) {
       if (out != acc) std::memcpy(out, acc, bytes);
       return;
     }
     for (int q = 1; q <= last; ++q) {
       unsigned char* to = q == last ? out : partial_[q % 2];
-      reduceInto(acc, ch_.peer(q, round) + at, to, bytes / element_, args_.type, args_.op,
-                 args_.user);
+      reduceInto(acc, operand(q), to, bytes / element_, args_.type, args_.op, args_.user);
       acc = to;
     }
   }
