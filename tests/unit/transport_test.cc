@@ -145,7 +145,7 @@ struct SplitTeam {
       ranks.push_back(std::make_unique<SplitTransport>(
           std::make_unique<LoopbackTransport>(nearFabric, r),
           std::make_unique<LoopbackTransport>(farFabric, r), far, kFarBelow,
-          /*crowded=*/true));  // three threads on fewer cores
+          /*crowded=*/true));  // ranks as threads, which may share cores
     }
   }
 };
