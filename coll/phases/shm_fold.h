@@ -1,7 +1,8 @@
 // The rank-order fold of one round's chunks in the node's shared memory (the shm reduce_scatter,
 // scan and exscan): per round every rank publishes a part of its input (whole elements, up to
-// one buffer), and fold() combines, over `bytes` bytes at offset `at` of every rank's
-// buffer of `round` bytes, out = ((x0 op x1) op x2) ... op x_last, the running result as the
+// one buffer), and fold() combines, over `bytes` bytes at offset `at` of every rank's buffer of
+// `round` bytes (or at(q) of rank q's, where the ranks lay their buffers out apart),
+// out = ((x0 op x1) op x2) ... op x_last, the running result as the
 // left operand (MPI_Reduce_local's `in`), as every rank-order algorithm combines; intermediate
 // results alternate between two scratch chunks. last == 0: a copy of rank 0's chunk. `own`, when
 // given, is this rank's operand, read there instead of from its buffer (which then need not hold
@@ -10,6 +11,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "coll/coll_args.h"
 #include "coll/team.h"
@@ -33,9 +35,18 @@ class ShmFold {
   // element size is, so the algorithm declines on all).
   std::size_t chunk() const { return chunk_; }
 
-  void fold(int last, std::size_t round, std::size_t at, std::size_t bytes, unsigned char* out,
+  template <typename At>
+  void fold(int last, std::size_t round, At at, std::size_t bytes, unsigned char* out,
             const unsigned char* own = nullptr) const {
-    auto operand = [&](int q) { return q == ch_.rank() && own ? own : ch_.peer(q, round) + at; };
+    auto offset = [&](int q) -> std::size_t {
+      if constexpr (std::is_invocable_v<At, int>)
+        return at(q);
+      else
+        return at;
+    };
+    auto operand = [&](int q) {
+      return q == ch_.rank() && own ? own : ch_.peer(q, round) + offset(q);
+    };
     const unsigned char* acc = operand(0);
     if (last == 0) {
       if (out != acc) std::memcpy(out, acc, bytes);

@@ -49,11 +49,13 @@ std::int32_t value(int r, int q, std::size_t i) {
 }
 
 // Per-rank counts in elements: random in [0, 40] with about a third zero; pattern 1: all zero;
-// pattern 2: random in [0, 700] with about a third zero (blocks past a 1 KiB shm buffer).
+// pattern 2: random in [0, 700] with about a third zero (blocks past a 1 KiB shm buffer);
+// pattern 3: random in [0, 2], more than a third zero.
 std::vector<std::size_t> randomCounts(int p, unsigned seed, int pattern) {
   std::mt19937 gen(seed);
   std::vector<std::size_t> c(p);
-  for (auto& x : c) x = pattern == 1 ? 0 : (gen() % 3 == 0 ? 0 : gen() % (pattern ? 701 : 41));
+  const unsigned most = pattern == 2 ? 701 : pattern == 3 ? 3 : 41;
+  for (auto& x : c) x = pattern == 1 ? 0 : (gen() % 3 == 0 ? 0 : gen() % most);
   return c;
 }
 
@@ -193,7 +195,7 @@ TEST(VectorAlgorithms, AlltoallvEachRankKnowsOnlyItsOwnCounts) {
       if (!peerReads && alg->name != "shm") continue;
       const std::string what = std::string(alg->name) + (peerReads ? "" : " without peer reads");
       for (int p : {1, 2, 3, 4, 5, 7})
-        for (int pattern : {0, 1, 2}) {
+        for (int pattern : {0, 1, 2, 3}) {
           const auto counts = alltoallvCounts(p, pattern);
           runTeam(p, [&](Team& team) {
             if (!peerReads && team.shm) team.shm->setPeerReads(ShmChannel::PeerReads::kNo);
@@ -425,12 +427,13 @@ TEST(VectorAlgorithms, HierarchicalGathervAndScattervSendOneMessagePerNodeAcross
     }
 }
 
-// Uneven blocks with zeros (pattern 0), all empty (1), and blocks past the 1 KiB buffers of the
-// test's channel (2, several rounds at every team size).
+// Uneven blocks with zeros (pattern 0), all empty (1), blocks past the 1 KiB buffers of the
+// test's channel (2, several rounds at every team size), and blocks of up to 2 elements (3, a
+// round of at most 48 bytes beside its stamp up to 4 ranks).
 TEST(VectorAlgorithms, ReduceScatterUnevenBlocksInt32SumAndRankOrderBits) {
   for (const Algorithm* alg : algorithmsOf(Collective::kReduceScatter))
     for (int p : {1, 2, 3, 4, 5, 7})
-      for (int pattern : {0, 1, 2}) {
+      for (int pattern : {0, 1, 2, 3}) {
         const auto counts = randomCounts(p, 41u * p + pattern, pattern);
         const std::size_t all = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
         std::vector<std::size_t> bytes(p);
