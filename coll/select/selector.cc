@@ -185,20 +185,21 @@ const std::string_view kDefaultTune =
     // round as the shm reduce_scatter_block does, shm there too (paired runs, "Vector collectives
     // after a barrier": 1.1-5.5x after a barrier and 1.2-6.3x back to back at 64 B-4 MiB, the ring
     // 0.84-2.8x and 0.80-2.8x; level at 256 KiB after a barrier). Scan and exscan: the chain, and
-    // shm from 512 B at np 3-4 (1.3-2.5x); at np 2 shm from 128 B (since 2026-12-06; the exscan up
-    // to 32 KiB, above which shm gave 0.8-0.95x and the chain 0.96-0.99x): scan 1.4-3.8x after a
-    // barrier and 1.9-4.9x back to back from 1 KiB, the chain 0.8-1.5x; at 128-256 B, two runs,
-    // 1.47-1.52x after a barrier where the chain is 0.90-0.92x, back to back 0.51-0.74x against the
-    // chain's 0.55-0.79x (Open MPI's eager sends, 0.25 us); below 128 B the chain (1.07-1.11x
-    // after a barrier, back to back 0.5-0.7x, shm 0.35-0.6x). Reductions never go to the MPI
+    // shm from 512 B at np 3-4 (1.3-2.5x); at np 2 shm from 257 B (the exscan up to 32 KiB, above
+    // which shm gave 0.8-0.95x and the chain 0.96-0.99x): scan 1.4-3.8x after a barrier and
+    // 1.9-4.9x back to back from 1 KiB, the chain 0.8-1.5x. Up to 256 B the chain's prefixes go
+    // through posts (since 2026-12-06, "The chain through posts"): np 2, 128-256 B, two runs,
+    // 1.36-1.76x after a barrier and 0.96-1.20x back to back, shm 1.48-2.06x and 0.50-0.65x
+    // (Open MPI's eager sends, 0.25 us); shm took 128-256 B before, when the chain went through
+    // the MPI library's point to point (0.90-0.92x after a barrier). Reductions never go to the MPI
     // library by a built-in rule: deterministic mode needs the rank order, and Open MPI 4.1.4
     // computes MIN and MAX of MPI_OFFSET as unsigned (check_colls.c), which Overpass's kernels do
     // right.
     "#alltoallv:np=2-5:@pmpi#alltoallv:np=3-5:@shm#gatherv:np=2-5:@pmpi#scatterv:np=2-5:@pmpi"
     "#allgatherv:np=2:@pmpi#allgatherv:np=3-5:@shm"
     "#reduce_scatter:np=2-5:@shm"
-    "#scan:np=2-5:@linear#scan:128-inf:np=2:@shm#scan:512-inf:np=3-5:@shm"
-    "#exscan:np=2-5:@linear#exscan:128-32K:np=2:@shm#exscan:512-inf:np=3-5:@shm"
+    "#scan:np=2-5:@linear#scan:257-inf:np=2:@shm#scan:512-inf:np=3-5:@shm"
+    "#exscan:np=2-5:@linear#exscan:257-32K:np=2:@shm#exscan:512-inf:np=3-5:@shm"
     // Teams over several nodes: node steps in shared memory, only each rank's slice between
     // nodes. Serves nothing on one node (the rules above decide there). Measured across real hosts
     // (docs/PERFORMANCE.md, "Across hosts": 2 x 2 over a 1 Gbit/s link, both placements): one

@@ -258,14 +258,15 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kScatter, 256 << 10, 2), "shm");
   EXPECT_EQ(onOneNode(Collective::kScatter, 1 << 20, 2), "linear");
   // Since the shm reduce_scatter works on a piece of every block per round (2026-12-06): at np 2
-  // too, without a channel (two nodes) the ring; the np 2 scan through shm from 128 B, the
-  // exscan at 128 B-32 KiB, the chain below (np 3-4: from 512 B).
+  // too, without a channel (two nodes) the ring; the np 2 scan through shm from 257 B, the
+  // exscan at 257 B-32 KiB, the chain (through posts) up to 256 B (np 3-4: shm from 512 B).
   EXPECT_EQ(onOneNode(Collective::kReduceScatter, 8, 2), "shm");
   EXPECT_EQ(onOneNode(Collective::kReduceScatter, 4 << 20, 2), "shm");
   EXPECT_EQ(pick(s, Collective::kReduceScatter, 4 << 20, 2), "ring");
   for (Collective coll : {Collective::kScan, Collective::kExscan}) {
     EXPECT_EQ(onOneNode(coll, 64, 2), "linear");
-    EXPECT_EQ(onOneNode(coll, 128, 2), "shm");
+    EXPECT_EQ(onOneNode(coll, 256, 2), "linear");
+    EXPECT_EQ(onOneNode(coll, 257, 2), "shm");
     EXPECT_EQ(onOneNode(coll, 16 << 10, 2), "shm");
     EXPECT_EQ(onOneNode(coll, 256, 4), "linear");
     EXPECT_EQ(onOneNode(coll, 512, 4), "shm");

@@ -533,12 +533,14 @@ void compose(const void* in, void* inout, std::size_t count, void*) {
             static_cast<std::int64_t>(static_cast<std::uint64_t>(a[i].c) * b[i].m + b[i].c)};
 }
 
+// Vectors of 0-5 elements (16 bytes each) and of 17 (272 bytes): the chain's prefixes through
+// posts up to 8 ranks, and past one post (and at 9 ranks) through the transport.
 TEST(VectorAlgorithms, ScanAndExscanKeepRankOrderOnANonCommutativeOperation) {
   const UserReduce user{compose, nullptr, false, sizeof(Affine)};
   for (Collective coll : {Collective::kScan, Collective::kExscan})
     for (const Algorithm* alg : algorithmsOf(coll))
       for (int p : {1, 2, 3, 4, 5, 7, 8, 9})
-        for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}})
+        for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{17}})
           for (bool inPlace : {false, true}) {
             auto x = [](int r, std::size_t i) {
               return Affine{r + 2 + static_cast<std::int64_t>(i), 3 * r - 1};
