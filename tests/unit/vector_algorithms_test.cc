@@ -188,7 +188,7 @@ Status alltoallvChecked(const Algorithm& alg, Team& team,
 // The shm alltoallv reads the blocks larger than one slot from the senders' memory (pattern 2:
 // past the 1 KiB buffer's slots), or, where the ranks may not read each other's (the channel's
 // agreement set to no), sends their first slot through the round and the rest through the
-// transport: both ways.
+// transport: both ways. Pattern 3: blocks of up to 2 elements.
 TEST(VectorAlgorithms, AlltoallvEachRankKnowsOnlyItsOwnCounts) {
   for (const Algorithm* alg : algorithmsOf(Collective::kAlltoallv))
     for (bool peerReads : {true, false}) {
