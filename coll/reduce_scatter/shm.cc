@@ -74,10 +74,13 @@ Status reduceScatterShm(const CollArgs& args, Team& team) {
     }
   }
   // Elements where the round then sits beside its stamp, in the line that arrives with it (np 2,
-  // 16-32 B: 1.30-1.62x Open MPI, in lines 0.96-1.37x), or where lines take more rounds.
-  const std::size_t u =
-      layOut(rounds, e) > ShmChannel::kBesideBytes && layOut(rounds, line) <= buffer ? line : e;
-  const std::size_t round = layOut(rounds, u);  // named alike by every writer and reader
+  // 16-32 B: 1.30-1.62x Open MPI, in lines 0.96-1.37x), or where lines take more rounds; the
+  // slots stay laid out as last chosen. `round`: named alike by every writer and reader.
+  std::size_t round = layOut(rounds, e);
+  if (round > ShmChannel::kBesideBytes && line != e) {
+    const std::size_t inLines = layOut(rounds, line);
+    round = inLines <= buffer ? inLines : layOut(rounds, e);
+  }
   // Where block q's slot sits in rank w's buffer: after the slots before it but w's own.
   auto place = [&](std::size_t w, std::size_t q) {
     return w < q ? start[q] - (start[w + 1] - start[w]) : start[q];
