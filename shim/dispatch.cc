@@ -548,8 +548,12 @@ struct Repeat {
   bool sendInPlace = false, recvInPlace = false;
   const Algorithm* algorithm = nullptr;  // the MPI library's where the selection chose it
   Race* race = nullptr;                  // the race that chose it, if any (the engine's)
-  // A vector collective's significant arrays, one after the other (this thread's tRepeatArrays).
+  // A vector collective's significant arrays, one after the other (this thread's tRepeatArrays),
+  // and which they are: bit i for the i-th of sendcounts, sdispls, recvcounts, rdispls. Which are
+  // significant follows from the collective, the rank, the root and MPI_IN_PLACE, all compared
+  // before them, so a repeat has the same.
   const std::vector<int>* arrays = nullptr;
+  unsigned significant = 0;
   CoreReading* cores = nullptr;  // the readings of a pair's cores (pairChannel), if any
   CallShape shape;               // for the statistics
   // check()'s translation of the reduction (never a program's own operation).
@@ -566,14 +570,22 @@ struct Repeat {
   }
   bool sameArrays(const Call& c) const {
     const auto p = static_cast<std::size_t>(size);
-    std::size_t at = 0;
-    for (const int* given : c.significantArrays()) {
-      if (!given) continue;
-      if (arrays->size() - at < p || std::memcmp(arrays->data() + at, given, p * sizeof(int)) != 0)
-        return false;
-      at += p;
+    const int* const given[4] = {c.sendcounts, c.sdispls, c.recvcounts, c.rdispls};
+    const int* kept = arrays->data();
+    for (unsigned i = 0; i < 4; ++i) {
+      if (!(significant & 1u << i)) continue;
+      if (!given[i] || !sameInts(kept, given[i], p)) return false;  // null: the whole path's check
+      kept += p;
     }
-    return at == arrays->size();
+    return true;
+  }
+  // A loop where the arrays are short (a repeated vector call of a few ranks costs about 100
+  // instructions less than through memcmp, docs/PERFORMANCE.md "The repeated vector call").
+  static bool sameInts(const int* a, const int* b, std::size_t n) {
+    if (n > 16) return std::memcmp(a, b, n * sizeof(int)) == 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
   }
 };
 __attribute__((tls_model("initial-exec"))) thread_local std::array<Repeat, kNumCollectives>
@@ -603,12 +615,17 @@ void remember(const Call& call, CommState& state, const Algorithm& algorithm, Ra
     return;
   const auto c = static_cast<std::size_t>(call.coll);
   const std::vector<int>* arrays = nullptr;
+  unsigned significant = 0;
   if (isVector(call.coll)) {
     if (tRepeatArraysGone) return;
     std::vector<int>& kept = tRepeatArrays.kept[c];
     kept.clear();
-    for (const int* given : call.significantArrays())
-      if (given) kept.insert(kept.end(), given, given + call.size);
+    const std::array<const int*, 4> given = call.significantArrays();
+    for (unsigned i = 0; i < given.size(); ++i)
+      if (given[i]) {
+        kept.insert(kept.end(), given[i], given[i] + call.size);
+        significant |= 1u << i;
+      }
     arrays = &kept;
   }
   ShmChannel* pair = pairChannel(*state.engine);
@@ -628,6 +645,7 @@ void remember(const Call& call, CommState& state, const Algorithm& algorithm, Ra
                  .algorithm = &algorithm,
                  .race = race,
                  .arrays = arrays,
+                 .significant = significant,
                  .cores = pair ? &pair->cores() : nullptr,
                  .shape = shape,
                  .redType = call.red.type,
