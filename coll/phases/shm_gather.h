@@ -1,6 +1,7 @@
 // The shm allgather (root = kEveryRank) and gather to `root`: per chunk of the block (up to one
-// buffer), every rank copies its chunk into its buffer, one round, and each rank that needs the
-// result copies every rank's chunk out; the others do not wait (gather).
+// buffer), every rank copies its chunk into its buffer (a gather's root only where the block
+// takes one round), one round, and each rank that needs the result copies every rank's chunk out;
+// the others do not wait (gather).
 // Cost per chunk: one round + copy in (n) + copy out (p n) where the result is needed.
 // shmAllgatherBlocks: the same in place, the blocks of a BlockSplit in one vector, the last step
 // of the reductions that leave each rank one finished block (the hierarchical allreduce's node
@@ -29,10 +30,17 @@ inline Status shmGather(const CollArgs& args, Team& team, int root) {
     return Status::kOk;
   }
   ShmChannel& ch = *team.shm;
+  // A gather's root shares nothing (nobody reads its buffer), and from two rounds it copies
+  // nothing in: its copies per round go from p + 1 chunks to p. Within one round it still does:
+  // at np 4 on 2 cores a root that reached its wait sooner gave its core away sooner, 1-3 us
+  // slower at 16-256 KiB (docs/PERFORMANCE.md, "The gather's root copies nothing in").
+  const bool shares = r != root || n <= ch.bufferBytes();
   for (std::size_t off = 0; off < n; off += ch.bufferBytes()) {
     const std::size_t c = std::min(ch.bufferBytes(), n - off);
-    OVERPASS_CHECK(ch.reserve());
-    std::memcpy(ch.next(c), in + off, c);
+    if (shares) {
+      OVERPASS_CHECK(ch.reserve());
+      std::memcpy(ch.next(c), in + off, c);
+    }
     OVERPASS_CHECK(ch.sync(needsResult ? ShmChannel::kAll : r));
     if (!needsResult) continue;
     // This rank's own chunk from its send buffer, not from the line it has just published
