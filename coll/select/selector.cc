@@ -100,11 +100,14 @@ const std::string_view kDefaultTune =
     // and 0.49-0.50x in the other; from 1 MiB the cma reduce, below).
     // Since the payloads sit on whole cache lines (two paired runs, the slow state), np 2: gather
     // through shm up to 64 KiB blocks and from 8 MiB (32 KiB 1.4-1.6x, 8 MiB 1.7-2.0x against the
-    // MPI library's 0.96-1.0x; 128 KiB-2 MiB 0.97-1.15x, kept with the MPI library), allgather
-    // from 8 MiB blocks (1.2-1.5x against 1.0x; 128 KiB-2 MiB 0.68-0.92x); bcast of 128-512 KiB
-    // stays with the MPI library (above); np 3-4: allgather at every size (4 MiB blocks 1.9-2.2x
-    // against the MPI library's 0.94-0.97x), the MPI library's alltoall from 128 KiB blocks only.
-    "#gather:1K-64K:np=2:@shm#gather:64K-8M:np=2:nodes=1:@pmpi#gather:8M-inf:np=2:@shm"
+    // MPI library's 0.96-1.0x), allgather from 8 MiB blocks (1.2-1.5x against 1.0x; 128 KiB-2 MiB
+    // 0.68-0.92x); bcast of 128-512 KiB stays with the MPI library (above); np 3-4: allgather at
+    // every size (4 MiB blocks 1.9-2.2x against the MPI library's 0.94-0.97x), the MPI library's
+    // alltoall from 128 KiB blocks only. np 2 gather of 64 KiB-4 MiB blocks through shm too since
+    // 2026-12-07 (three runs, both states: 1.34-2.17x against the MPI library's 0.97-1.00x, where
+    // two runs before had given shm 0.97-1.15x; docs/PERFORMANCE.md, "The np 2 gather through
+    // shared memory at every size").
+    "#gather:1K-inf:np=2:@shm"
     "#alltoall:8K-inf:np=2:nodes=1:@pmpi"
     "#allgather:16K-inf:np=2:nodes=1:@pmpi#allgather:8M-inf:np=2:@shm"
     "#bcast:128K-512K:np=2:nodes=1:@pmpi#alltoall:128K-inf:np=3-5:nodes=1:@pmpi"
