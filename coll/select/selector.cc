@@ -69,16 +69,19 @@ const std::string_view kDefaultTune =
     // round waits for the last rank's previous round. Since the payloads sit on whole cache lines
     // (two paired runs, np 4, the slow state; sizes in blocks): bcast at every size from 512 B (64
     // KiB 6.3-6.9x, 256 KiB 1.7-2.0x against the MPI library's 0.98x; 1-16 MiB 2.3-2.9x against the
-    // binomial tree's 1.2-1.4x), gather from 1 KiB blocks but the linear gather of 512 KiB-2 MiB
-    // blocks (16 KiB 1.8-2.0x against the linear gather's 1.2x, 64 KiB 1.2-1.5x against the MPI
-    // library's 0.99x, 256 KiB 1.5-1.7x against 1.4x, 1 MiB 1.07x against 1.1-1.2x, 4 MiB 1.8x
-    // against 0.9-1.0x), scatter up to 128 KiB blocks (64 KiB 1.25x against 0.95x; 256 KiB 0.6x
-    // against 1.0x), alltoall up to 128 KiB blocks (16 KiB 2.0-2.2x, 64 KiB 1.1x against the MPI
-    // library's 0.98-1.0x; 256 KiB 0.6x).
+    // binomial tree's 1.2-1.4x), gather from 1 KiB blocks, until 2026-12-07 but the linear gather
+    // of 512 KiB-2 MiB blocks (16 KiB 1.8-2.0x against the linear gather's 1.2x, 64 KiB 1.2-1.5x
+    // against the MPI library's 0.99x, 256 KiB 1.5-1.7x against 1.4x, 1 MiB 1.07x against 1.1-1.2x,
+    // 4 MiB 1.8x against 0.9-1.0x), scatter up to 128 KiB blocks (64 KiB 1.25x against 0.95x; 256
+    // KiB 0.6x against 1.0x), alltoall up to 128 KiB blocks (16 KiB 2.0-2.2x, 64 KiB 1.1x against
+    // the MPI library's 0.98-1.0x; 256 KiB 0.6x). Since the gather's root copies nothing in from
+    // two rounds (2026-12-07), its shm gather of 512 KiB-2 MiB blocks too: 1.21-1.58x against the
+    // linear gather's 1.07-1.24x in two runs at np 3 and 4 (docs/PERFORMANCE.md, "The gather's root
+    // copies nothing in").
     "#allreduce:np=3-5:@shm#allgather:np=3-5:@shm#reduce_scatter_block:np=3-5:@shm"
     "#barrier:np=3-5:@shm"
     "#bcast:0-512:np=3-5:@pmpi#bcast:512-inf:np=3-5:@shm"
-    "#gather:0-1K:np=2-5:@pmpi#gather:1K-inf:np=3-5:@shm#gather:512K-2M:np=3-5:nodes=1:@linear"
+    "#gather:0-1K:np=2-5:@pmpi#gather:1K-inf:np=3-5:@shm"
     "#scatter:0-1K:np=2-5:@pmpi#scatter:1K-128K:np=3-5:@shm"
     "#alltoall:0-128K:np=3-5:@shm"
     // Issue 19, every call after a barrier, each ratio to Open MPI's own call timed in the same

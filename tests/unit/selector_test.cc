@@ -234,7 +234,7 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   EXPECT_EQ(onOneNode(Collective::kBcast, 4 << 20, 2), "shm");
   EXPECT_EQ(onOneNode(Collective::kBcast, 4 << 20, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kGather, 16 << 20, 2), "shm");
-  EXPECT_EQ(onOneNode(Collective::kGather, 1 << 20, 4), "linear");
+  EXPECT_EQ(onOneNode(Collective::kGather, 1 << 20, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kGather, 4 << 20, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 64 << 10, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kAlltoall, 256 << 10, 4), "pmpi");
