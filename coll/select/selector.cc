@@ -75,9 +75,9 @@ const std::string_view kDefaultTune =
     // 4 MiB 1.8x against 0.9-1.0x), scatter up to 128 KiB blocks (64 KiB 1.25x against 0.95x; 256
     // KiB 0.6x against 1.0x), alltoall up to 128 KiB blocks (16 KiB 2.0-2.2x, 64 KiB 1.1x against
     // the MPI library's 0.98-1.0x; 256 KiB 0.6x). Since the gather's root copies nothing in from
-    // two rounds (2026-12-07), its shm gather of 512 KiB-2 MiB blocks too: 1.21-1.58x against the
-    // linear gather's 1.07-1.24x in two runs at np 3 and 4 (docs/PERFORMANCE.md, "The gather's root
-    // copies nothing in").
+    // two rounds (2026-12-07), its shm gather of 512 KiB-2 MiB blocks too: 1.21-1.66x against the
+    // linear gather's 1.04-1.24x in three runs at np 3 and 4 (docs/PERFORMANCE.md, "The gather's
+    // root copies nothing in").
     "#allreduce:np=3-5:@shm#allgather:np=3-5:@shm#reduce_scatter_block:np=3-5:@shm"
     "#barrier:np=3-5:@shm"
     "#bcast:0-512:np=3-5:@pmpi#bcast:512-inf:np=3-5:@shm"
