@@ -243,13 +243,19 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   const Selection served = s.select(oneNode(Collective::kReduce, 256 << 10, 2));
   EXPECT_EQ(served.algorithm->name, "shm");
   EXPECT_EQ(served.rival, nullptr);
-  // The np 2 alltoall on one node races shm and the MPI library up to 128 KiB blocks (since the
-  // shm alltoall moves only the other ranks' blocks, 2026-12-06), the MPI library above.
-  const Selection raced = s.select(oneNode(Collective::kAlltoall, 64 << 10, 2));
-  EXPECT_EQ(raced.algorithm->name, "shm");
-  ASSERT_NE(raced.rival, nullptr);
-  EXPECT_EQ(raced.rival->name, "pmpi");
-  EXPECT_EQ(onOneNode(Collective::kAlltoall, 128 << 10, 2), "pmpi");
+  // The np 2 alltoall on one node races shm and the MPI library from 4 KiB blocks at every size,
+  // the allgather up to 8 MiB blocks (2026-12-07), shm above.
+  for (std::size_t blocks : {std::size_t{64} << 10, std::size_t{4} << 20, std::size_t{32} << 20}) {
+    for (Collective coll : {Collective::kAlltoall, Collective::kAllgather}) {
+      const Selection raced = s.select(oneNode(coll, blocks, 2));
+      EXPECT_EQ(raced.algorithm->name, "shm") << collectiveName(coll) << " " << blocks;
+      const bool races = coll == Collective::kAlltoall || blocks < (std::size_t{8} << 20);
+      ASSERT_EQ(raced.rival != nullptr, races) << collectiveName(coll) << " " << blocks;
+      if (races) {
+        EXPECT_EQ(raced.rival->name, "pmpi");
+      }
+    }
+  }
   // Since the own block stays out of the round: the np 2 reduce_scatter_block through shm at
   // every size, the scatter up to 512 KiB blocks.
   EXPECT_EQ(onOneNode(Collective::kReduceScatterBlock, 1 << 20, 2), "shm");
