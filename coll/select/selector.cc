@@ -175,7 +175,7 @@ const std::string_view kDefaultTune =
     // 0.97x in two runs; 256 KiB 0.89 / 1.32x). Since 2026-12-07 the allgather races up to 8 MiB
     // blocks and the alltoall at every size from 4 KiB: at 64 KiB-4 MiB blocks shm gave 1.45-2.38x
     // in the fast state and 0.81-1.56x in the slow one, the MPI library 0.97-1.00x; in two slow
-    // runs the race gave 0.97-1.56x, at most 0.02 below the MPI library's row and up to 0.5 above
+    // runs the race gave 0.97-1.56x, at most 0.02 below the MPI library's row and up to 0.58 above
     // (docs/PERFORMANCE.md, "Races up to the largest blocks at np 2").
     "#allgather:4K-8M:np=2:nodes=1:@shm|pmpi#alltoall:4K-inf:np=2:nodes=1:@shm|pmpi"
     "#reduce:128K-1M:np=3-5:nodes=1:@shm|cma"
