@@ -104,12 +104,12 @@ const std::string_view kDefaultTune =
     // Since the payloads sit on whole cache lines (two paired runs, the slow state), np 2: gather
     // through shm up to 64 KiB blocks and from 8 MiB (32 KiB 1.4-1.6x, 8 MiB 1.7-2.0x against the
     // MPI library's 0.96-1.0x), allgather from 8 MiB blocks (1.2-1.5x against 1.0x; 128 KiB-2 MiB
-    // 0.68-0.92x); bcast of 128-512 KiB stays with the MPI library (above); np 3-4: allgather at
-    // every size (4 MiB blocks 1.9-2.2x against the MPI library's 0.94-0.97x), the MPI library's
-    // alltoall from 128 KiB blocks only. np 2 gather of 64 KiB-4 MiB blocks through shm too since
-    // 2026-12-07 (three runs, both states: 1.34-2.17x against the MPI library's 0.97-1.00x, where
-    // two runs before had given shm 0.97-1.15x; docs/PERFORMANCE.md, "The np 2 gather through
-    // shared memory at every size").
+    // 0.68-0.92x); bcast of 128-512 KiB stays with the MPI library (above; a race, below, since
+    // 2026-12-07); np 3-4: allgather at every size (4 MiB blocks 1.9-2.2x against the MPI
+    // library's 0.94-0.97x), the MPI library's alltoall from 128 KiB blocks only. np 2 gather of
+    // 64 KiB-4 MiB blocks through shm too since 2026-12-07 (three runs, both states: 1.34-2.17x
+    // against the MPI library's 0.97-1.00x, where two runs before had given shm 0.97-1.15x;
+    // docs/PERFORMANCE.md, "The np 2 gather through shared memory at every size").
     "#gather:1K-inf:np=2:@shm"
     "#alltoall:8K-inf:np=2:nodes=1:@pmpi"
     "#allgather:16K-inf:np=2:nodes=1:@pmpi#allgather:8M-inf:np=2:@shm"
@@ -176,8 +176,12 @@ const std::string_view kDefaultTune =
     // blocks and the alltoall at every size from 4 KiB: at 64 KiB-4 MiB blocks shm gave 1.45-2.38x
     // in the fast state and 0.81-1.56x in the slow one, the MPI library 0.97-1.00x; in two slow
     // runs the race gave 0.97-1.56x, at most 0.02 below the MPI library's row and up to 0.58 above
-    // (docs/PERFORMANCE.md, "Races up to the largest blocks at np 2").
+    // (docs/PERFORMANCE.md, "Races up to the largest blocks at np 2"). The np 2 bcast of 128-512
+    // KiB likewise since 2026-12-07 (four runs: shm 1.66-1.96x in the fast state, 0.88-1.00x in
+    // the slow one, the MPI library 0.98-1.00x; the race 1.62-1.96x and 0.95-0.99x;
+    // docs/PERFORMANCE.md, "The np 2 bcast of 128-512 KiB races").
     "#allgather:4K-8M:np=2:nodes=1:@shm|pmpi#alltoall:4K-inf:np=2:nodes=1:@shm|pmpi"
+    "#bcast:128K-512K:np=2:nodes=1:@shm|pmpi"
     "#reduce:128K-1M:np=3-5:nodes=1:@shm|cma"
     // The vector collectives and the scans (docs/PERFORMANCE.md, "Vector collectives and scans",
     // one node, np 2 and 4, 2026-12-04). Alltoallv, gatherv and scatterv have no size every rank
