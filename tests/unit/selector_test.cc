@@ -239,6 +239,7 @@ TEST(Selector, BuiltInRulesRecordTheMeasuredChoices) {
   }
   EXPECT_EQ(s.select(oneNode(Collective::kBcast, 64 << 10, 2)).rival, nullptr);
   EXPECT_EQ(s.select(oneNode(Collective::kBcast, 512 << 10, 2)).rival, nullptr);
+  EXPECT_EQ(pick(s, Collective::kBcast, 256 << 10, 2), "pmpi");  // no channel: the rule beneath
   EXPECT_EQ(onOneNode(Collective::kBcast, 4 << 20, 2), "shm");
   EXPECT_EQ(onOneNode(Collective::kBcast, 4 << 20, 4), "shm");
   EXPECT_EQ(onOneNode(Collective::kGather, 16 << 20, 2), "shm");
